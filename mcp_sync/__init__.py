@@ -1,0 +1,53 @@
+"""mcp_sync: the Model Context Protocol for synchronous Python.
+
+A blocking, thread-based MCP client and server over stdio (and, soon, Streamable HTTP),
+for programs that do not run an event loop.
+"""
+
+from . import errors as errors
+from . import types as types
+from ._version import __version__ as __version__
+from .client import Client as Client
+from .context import Context as Context
+from .errors import (
+    CapabilityError as CapabilityError,
+)
+from .errors import (
+    ConnectionClosed as ConnectionClosed,
+)
+from .errors import (
+    ConnectionLost as ConnectionLost,
+)
+from .errors import (
+    McpError as McpError,
+)
+from .errors import (
+    ProtocolVersionError as ProtocolVersionError,
+)
+from .errors import (
+    RequestCancelled as RequestCancelled,
+)
+from .errors import (
+    RequestTimeout as RequestTimeout,
+)
+from .errors import (
+    RpcError as RpcError,
+)
+from .server import Server as Server
+
+__all__ = [
+    "CapabilityError",
+    "Client",
+    "ConnectionClosed",
+    "ConnectionLost",
+    "Context",
+    "McpError",
+    "ProtocolVersionError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "RpcError",
+    "Server",
+    "__version__",
+    "errors",
+    "types",
+]

@@ -1,0 +1,561 @@
+"""The threaded engine that runs one :class:`~mcp_sync._protocol.Session` over one transport.
+
+Theory of operation
+-------------------
+
+* **One reader thread** blocks in ``transport.read()``. For each message it asks the
+  session what the message means and acts: it completes the Future of a response, hands a
+  request to the worker pool, queues a notification for the notifier, or writes the
+  session's own answer (``ping``, ``initialize``, errors). It never runs user code.
+* **The pending table** maps each request id we sent to a :class:`_Call` holding its
+  ``concurrent.futures.Future``. The id is registered before the request is written, so
+  an answer can never arrive for an unknown id.
+* **Workers** (a bounded pool) run request handlers. A handler may itself send a request
+  to the peer and block on it, because the reader keeps reading meanwhile.
+* **The notifier** (one thread) delivers notifications and progress callbacks in the order
+  they arrived.
+* **The watchdog** (one thread, started with the first timed call) fails calls whose
+  deadline passed with :class:`~mcp_sync.errors.RequestTimeout` and sends
+  ``notifications/cancelled`` for them. Progress may push a deadline back, up to a hard
+  maximum (LIFECYCLE-11).
+* **Ending.** When the peer goes away every pending call fails at once with
+  :class:`~mcp_sync.errors.ConnectionLost`; after :meth:`Engine.close` with
+  :class:`~mcp_sync.errors.ConnectionClosed`. Running handlers see ``cancelled`` set.
+
+Locks: ``_lock`` guards the session, the pending table and the serving table; it is never
+held while writing or running user code. ``_write_lock`` makes each message one write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, InvalidStateError
+from typing import Any
+
+import attrs
+
+from ._protocol import (
+    CancelRequested,
+    Ignored,
+    NotificationReceived,
+    ProgressReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    Session,
+)
+from ._threads import ThreadGroup, WorkerPool
+from .errors import (
+    ConnectionClosed,
+    ConnectionLost,
+    InternalError,
+    McpError,
+    RequestTimeout,
+    RpcError,
+)
+from .jsonrpc import (
+    Batch,
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from .transports.base import Transport
+
+__all__ = ["Engine", "IncomingRequest", "ProgressCallback"]
+
+log = logging.getLogger("mcp_sync.engine")
+
+ProgressCallback = Callable[[float, "float | None", "str | None"], None]
+RequestHandler = Callable[["IncomingRequest"], "dict[str, Any] | None"]
+NotificationHandler = Callable[[Notification], None]
+
+
+@attrs.define(eq=False)
+class _Call:
+    request_id: RequestId
+    future: Future[dict[str, Any]]
+    on_progress: ProgressCallback | None
+    timeout: float | None
+    deadline: float | None
+    hard_deadline: float | None
+
+
+class _BatchReply:
+    """Collects the answers to one received batch so they leave as one array (BATCH-5)."""
+
+    def __init__(self) -> None:
+        self.waiting: set[RequestId] = set()
+        self.answers: list[Message] = []
+        self.sealed = False
+
+    def ready(self) -> bool:
+        return self.sealed and not self.waiting
+
+
+class IncomingRequest:
+    """A request from the peer, as handed to the request handler on a worker thread."""
+
+    def __init__(self, engine: Engine, request: Request, progress_token: str | int | None,
+                 batch: _BatchReply | None) -> None:
+        self.engine = engine
+        self.request = request
+        self.progress_token = progress_token
+        self.cancelled = threading.Event()
+        self.cancel_reason: str | None = None
+        self._batch = batch
+
+    @property
+    def id(self) -> RequestId:
+        return self.request.id
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.request.params or {}
+
+    def report_progress(self, progress: float, total: float | None = None,
+                        message: str | None = None) -> bool:
+        """Send progress if the requester asked for it; False when nothing was sent."""
+        return self.engine._send_progress(self, progress, total, message)
+
+
+class Engine:
+    """Runs a session over a transport with a reader thread; see the module docstring.
+
+    Args:
+        transport: moves whole JSON-RPC messages.
+        session: decides what every message means.
+        handle_request: called on a worker thread for each request to serve; returns the
+            result object or raises :class:`~mcp_sync.errors.RpcError`.
+        handle_notification: called on the notifier thread, in arrival order.
+        max_workers: how many requests may be served at once.
+        name: used in thread names.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        session: Session,
+        *,
+        handle_request: RequestHandler,
+        handle_notification: NotificationHandler | None = None,
+        max_workers: int = 16,
+        name: str = "connection",
+        join_timeout: float = 5.0,
+    ) -> None:
+        self.transport = transport
+        self.session = session
+        self._handle_request = handle_request
+        self._handle_notification = handle_notification
+        self._join_timeout = join_timeout
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._pending: dict[RequestId, _Call] = {}
+        self._serving: dict[RequestId, IncomingRequest] = {}
+        self._threads = ThreadGroup(name)
+        self._workers = WorkerPool(self._threads, "worker", max_workers)
+        self._notifier = WorkerPool(self._threads, "notifier", 1)
+        self._deadlines: list[tuple[float, int, _Call]] = []
+        self._deadline_seq = itertools.count()
+        self._deadline_cond = threading.Condition(self._lock)
+        self._watchdog_started = False
+        self._ended: McpError | None = None
+        self._done = threading.Event()
+        self._started = False
+
+    # --- life -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reader thread."""
+        if self._started:
+            return
+        self._started = True
+        self._threads.start("reader", self._read_loop)
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection ended, by :meth:`close` or by the peer."""
+        return self._ended is not None
+
+    def wait_closed(self, timeout: float | None = None) -> bool:
+        """Block until the connection has ended; False if ``timeout`` passed first."""
+        return self._done.wait(timeout)
+
+    def close(self) -> None:
+        """End the connection: fail pending calls, close the transport, join our threads.
+
+        Idempotent and safe from any thread, including a handler or a callback.
+        """
+        self._end(ConnectionClosed("the connection was closed"))
+        self._shutdown()
+
+    def _end(self, error: McpError) -> bool:
+        with self._lock:
+            if self._ended is not None:
+                return False
+            self._ended = error
+            calls = list(self._pending.values())
+            self._pending.clear()
+            serving = list(self._serving.values())
+            self._serving.clear()
+            self._deadlines.clear()
+            if self.session.state.value != "closed":
+                self.session.close()
+            self._deadline_cond.notify_all()
+        for incoming in serving:
+            incoming.cancelled.set()
+        for call in calls:
+            _fail(call.future, error)
+        return True
+
+    def _shutdown(self) -> None:
+        try:
+            self.transport.close()
+        except Exception:
+            log.exception("error while closing the transport")
+        self._workers.close()
+        self._notifier.close()
+        self._threads.join(self._join_timeout)
+        self._done.set()
+
+    # --- sending ----------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        progress_resets_timeout: bool = True,
+        max_timeout: float | None = None,
+    ) -> Future[dict[str, Any]]:
+        """Send a request; the Future holds its result dict or the error to raise.
+
+        Raises (at once, nothing sent): ConnectionClosed/ConnectionLost once the
+        connection ended, CapabilityError or LocalProtocolError from the session.
+        """
+        return self.start_request(
+            lambda session: session.request(method, params, progress=on_progress is not None),
+            timeout=timeout, on_progress=on_progress,
+            progress_resets_timeout=progress_resets_timeout, max_timeout=max_timeout)
+
+    def start_request(
+        self,
+        make_request: Callable[[Session], Request],
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        progress_resets_timeout: bool = True,
+        max_timeout: float | None = None,
+    ) -> Future[dict[str, Any]]:
+        """Like :meth:`request`, with the request built by the session under our lock."""
+        future: Future[dict[str, Any]] = Future()
+        with self._lock:
+            if self._ended is not None:
+                raise self._ended_error()
+            request = make_request(self.session)
+            now = time.monotonic()
+            deadline = now + timeout if timeout is not None else None
+            hard = deadline
+            if deadline is not None and progress_resets_timeout and max_timeout is not None:
+                hard = max(deadline, now + max_timeout)
+            call = _Call(request.id, future, on_progress, timeout, deadline, hard)
+            self._pending[request.id] = call
+            if deadline is not None:
+                self._schedule(call, deadline)
+        try:
+            self._write(request)
+        except McpError as exc:
+            with self._lock:
+                self._pending.pop(request.id, None)
+                self.session.forget(request.id)
+            _fail(future, exc)
+        return future
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (checked by the session first)."""
+        with self._lock:
+            if self._ended is not None:
+                raise self._ended_error()
+            notification = self.session.notification(method, params)
+        self._write(notification)
+
+    def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
+        """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
+        from .errors import RequestCancelled
+
+        with self._lock:
+            call = self._pending.pop(request_id, None)
+            notification = self.session.cancel(request_id, reason)
+        if call is not None:
+            _fail(call.future, RequestCancelled(reason or "the request was cancelled"))
+        if notification is not None:
+            self._try_write(notification)
+
+    def _ended_error(self) -> McpError:
+        ended = self._ended
+        assert ended is not None
+        error = type(ended)(str(ended))
+        error.__cause__ = ended.__cause__
+        return error
+
+    def _write(self, message: Message | Sequence[Message]) -> None:
+        with self._write_lock:
+            self.transport.write(message)
+
+    def _try_write(self, message: Message | Sequence[Message]) -> None:
+        try:
+            self._write(message)
+        except McpError as exc:
+            log.debug("could not write %r: %s", message, exc)
+
+    # --- timeouts ---------------------------------------------------------------------------
+
+    def _schedule(self, call: _Call, deadline: float) -> None:
+        # Called with _lock held.
+        first = not self._deadlines or deadline < self._deadlines[0][0]
+        heapq.heappush(self._deadlines, (deadline, next(self._deadline_seq), call))
+        if len(self._deadlines) > 64 and len(self._deadlines) > 4 * len(self._pending):
+            self._deadlines = [entry for entry in self._deadlines
+                               if entry[2].request_id in self._pending]
+            heapq.heapify(self._deadlines)
+        if not self._watchdog_started:
+            self._watchdog_started = True
+            self._threads.start("watchdog", self._watch)
+        elif first:
+            self._deadline_cond.notify()
+
+    def _watch(self) -> None:
+        while True:
+            expired: list[_Call] = []
+            with self._lock:
+                if self._ended is not None:
+                    return
+                now = time.monotonic()
+                while self._deadlines and self._deadlines[0][0] <= now:
+                    _, _, call = heapq.heappop(self._deadlines)
+                    if self._pending.get(call.request_id) is not call:
+                        continue
+                    if call.deadline is not None and call.deadline > now:
+                        heapq.heappush(
+                            self._deadlines, (call.deadline, next(self._deadline_seq), call))
+                        continue
+                    del self._pending[call.request_id]
+                    expired.append(call)
+                wait = self._deadlines[0][0] - now if self._deadlines else None
+                notifications = [self.session.cancel(call.request_id, "timed out")
+                                 for call in expired]
+                if not expired:
+                    self._deadline_cond.wait(wait)
+            for call, notification in zip(expired, notifications, strict=False):
+                _fail(call.future, RequestTimeout(
+                    f"no answer to request {call.request_id!r} within {call.timeout}s"))
+                if notification is not None:
+                    self._try_write(notification)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        cause: BaseException | None = None
+        try:
+            while True:
+                incoming = self.transport.read()
+                if incoming is None:
+                    break
+                if isinstance(incoming, Batch):
+                    self._receive_batch(incoming)
+                elif isinstance(incoming, Invalid):
+                    self._receive_invalid(incoming, None)
+                else:
+                    self._receive(incoming, None)
+        except McpError as exc:
+            cause = exc
+        except Exception as exc:  # the connection must end cleanly whatever broke
+            log.exception("reader failed")
+            cause = exc
+        lost = ConnectionLost("the peer closed the connection" if cause is None
+                              else f"the connection broke: {cause}")
+        lost.__cause__ = cause
+        if self._end(lost):
+            self._workers.close()
+            self._notifier.close()
+            try:
+                self.transport.close()
+            except Exception:
+                log.exception("error while closing the transport")
+        self._done.set()
+
+    def _receive_invalid(self, invalid: Invalid, batch: _BatchReply | None) -> None:
+        log.debug("invalid message from peer: %s", invalid.error)
+        if not invalid.reply:
+            return
+        if batch is not None:
+            batch.answers.append(invalid.error_response())
+        else:
+            self._try_write(invalid.error_response())
+
+    def _receive_batch(self, batch: Batch) -> None:
+        reply = _BatchReply()
+        for item in batch.items:
+            if isinstance(item, Invalid):
+                self._receive_invalid(item, reply)
+            else:
+                self._receive(item, reply)
+        with self._lock:
+            reply.sealed = True
+            ready = reply.ready() and bool(reply.answers)
+        if ready:
+            self._try_write(reply.answers)
+
+    def _receive(self, message: Message, batch: _BatchReply | None) -> None:
+        call: _Call | None = None
+        incoming: IncomingRequest | None = None
+        cancelled: IncomingRequest | None = None
+        with self._lock:
+            if self._ended is not None:
+                return
+            event = self.session.receive(message, in_batch=batch is not None)
+            if isinstance(event, RequestReceived):
+                incoming = IncomingRequest(self, event.request, event.progress_token, batch)
+                self._serving[event.request.id] = incoming
+                if batch is not None:
+                    batch.waiting.add(event.request.id)
+            elif isinstance(event, ResponseReceived):
+                call = self._pending.pop(event.request_id, None)
+            elif isinstance(event, ProgressReceived):
+                call = self._pending.get(event.request_id)
+                if call is not None and call.timeout is not None and call.deadline is not None:
+                    assert call.hard_deadline is not None
+                    call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
+            elif isinstance(event, CancelRequested):
+                cancelled = self._serving.get(event.request_id)
+        if isinstance(event, Reply):
+            if batch is not None:
+                batch.answers.append(event.message)
+            else:
+                self._try_write(event.message)
+        elif isinstance(event, RequestReceived):
+            assert incoming is not None
+            self._workers.submit(self._serve, incoming)
+        elif isinstance(event, ResponseReceived):
+            # A call with progress is completed behind its queued progress callbacks, so
+            # that they have all run by the time the caller has its result.
+            if call is not None and (call.on_progress is None or not self._notifier.submit(
+                    _complete, call.future, event)):
+                _complete(call.future, event)
+        elif isinstance(event, NotificationReceived):
+            if self._handle_notification is not None:
+                self._notifier.submit(self._deliver, event.notification)
+        elif isinstance(event, ProgressReceived):
+            if call is not None and call.on_progress is not None:
+                self._notifier.submit(
+                    call.on_progress, event.progress, event.total, event.message)
+        elif isinstance(event, CancelRequested):
+            log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
+            if cancelled is not None:
+                cancelled.cancel_reason = event.reason
+                cancelled.cancelled.set()
+        elif isinstance(event, Ignored):
+            log.debug("ignored: %s", event.reason)
+
+    def _deliver(self, notification: Notification) -> None:
+        assert self._handle_notification is not None
+        try:
+            self._handle_notification(notification)
+        except Exception:
+            log.exception("notification handler failed for %s", notification.method)
+
+    # --- serving ----------------------------------------------------------------------------
+
+    def _serve(self, incoming: IncomingRequest) -> None:
+        result: dict[str, Any] | None = None
+        error: RpcError | None = None
+        if incoming.cancelled.is_set():
+            error = InternalError("cancelled")
+        else:
+            try:
+                result = self._handle_request(incoming)
+            except RpcError as exc:
+                error = exc
+            except Exception:
+                log.exception("handler for %s failed", incoming.method)
+                error = InternalError("Internal error")
+        self._finish(incoming, result, error)
+
+    def _finish(self, incoming: IncomingRequest, result: dict[str, Any] | None,
+                error: RpcError | None) -> None:
+        answer: Response | ErrorResponse | None
+        with self._lock:
+            self._serving.pop(incoming.id, None)
+            if self._ended is not None:
+                return
+            if error is not None:
+                answer = self.session.respond_error(incoming.id, error)
+            else:
+                answer = self.session.respond(incoming.id, result)
+            batch = incoming._batch
+            if batch is not None:
+                batch.waiting.discard(incoming.id)
+                if answer is not None:
+                    batch.answers.append(answer)
+                answer = None
+                flush = batch.ready() and bool(batch.answers)
+        if batch is not None:
+            if flush:
+                self._try_write(batch.answers)
+            return
+        if answer is None:
+            return
+        try:
+            self._write(answer)
+        except (TypeError, ValueError) as exc:
+            # The result could not be encoded as JSON (a NaN, an object): still answer.
+            log.error("result of %s is not valid JSON: %s", incoming.method, exc)
+            self._try_write(ErrorResponse(incoming.id, InternalError(
+                "Internal error: the result could not be encoded")))
+        except McpError as exc:
+            log.debug("could not answer %r: %s", incoming.id, exc)
+
+    def _send_progress(self, incoming: IncomingRequest, progress: float,
+                       total: float | None, message: str | None) -> bool:
+        with self._lock:
+            if self._ended is not None:
+                return False
+            notification = self.session.progress(incoming.id, progress, total, message)
+        if notification is None:
+            return False
+        self._try_write(notification)
+        return True
+
+
+def _complete(future: Future[dict[str, Any]], event: ResponseReceived) -> None:
+    if event.error is not None:
+        _fail(future, event.error)
+    else:
+        _resolve(future, event.result or {})
+
+
+def _resolve(future: Future[Any], result: Any) -> None:
+    if not future.done():
+        with contextlib.suppress(InvalidStateError):  # lost a race with close() or a timeout
+            future.set_result(result)
+
+
+def _fail(future: Future[Any], error: BaseException) -> None:
+    if not future.done():
+        with contextlib.suppress(InvalidStateError):  # lost a race with another completion
+            future.set_exception(error)

@@ -1,0 +1,114 @@
+"""The only place mcp_sync starts threads.
+
+Every thread is a named daemon owned by a :class:`ThreadGroup`, and the owner joins the
+group when it closes. Daemon threads matter because a request handler is user code that
+may block forever; it must never keep the interpreter from exiting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["ThreadGroup", "WorkerPool"]
+
+log = logging.getLogger("mcp_sync.threads")
+_serial = itertools.count(1)
+
+
+class ThreadGroup:
+    """Starts named daemon threads and joins them all on :meth:`join`."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = f"{owner}-{next(_serial)}"
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def start(self, role: str, target: Callable[..., Any], *args: Any) -> threading.Thread:
+        thread = threading.Thread(
+            target=target, args=args, name=f"mcp_sync:{self.owner}:{role}", daemon=True)
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def join(self, timeout: float) -> list[threading.Thread]:
+        """Join every thread but the caller's own within ``timeout`` seconds in all.
+
+        Returns the threads still alive afterwards (blocked in user code, most likely).
+        """
+        import time
+
+        deadline = time.monotonic() + timeout
+        current = threading.current_thread()
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            if thread is not current:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        alive = [t for t in threads if t.is_alive() and t is not current]
+        for thread in alive:
+            log.warning("thread %s did not stop within %.1fs", thread.name, timeout)
+        return alive
+
+
+_STOP = object()
+
+
+class WorkerPool:
+    """A bounded pool of daemon worker threads, started as work arrives.
+
+    With ``max_workers=1`` tasks run one at a time in submission order, which is how
+    notifications reach user callbacks in the order they arrived.
+    """
+
+    def __init__(self, group: ThreadGroup, role: str, max_workers: int) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._group = group
+        self._role = role
+        self._max_workers = max_workers
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._workers = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._queue.put((fn, args))
+            if self._idle.acquire(blocking=False):
+                return True
+            if self._workers < self._max_workers:
+                self._workers += 1
+                self._group.start(f"{self._role}-{self._workers}", self._work)
+        return True
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except BaseException:  # a task must never take its worker down with it
+                log.exception("unhandled error in %s task", self._role)
+            self._idle.release()
+
+    def close(self) -> None:
+        """Let queued tasks finish, then stop every worker; it does not wait for them."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for _ in range(self._workers):
+                self._queue.put(_STOP)

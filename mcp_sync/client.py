@@ -1,0 +1,346 @@
+"""The MCP client: a typed, blocking API over one connection to one server.
+
+A :class:`Client` connects and initializes as it is created, so a client you hold is
+always ready. It may be shared by any number of threads; their calls pipeline over the
+one connection. ``*_async`` methods return a ``concurrent.futures.Future`` instead of
+blocking, for code (a GUI event loop) that must not wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import IO, Any, TypeVar
+
+from . import types
+from ._convert import from_wire
+from ._engine import Engine, IncomingRequest, ProgressCallback
+from ._protocol import Role, Session
+from ._threads import ThreadGroup, WorkerPool
+from ._version import __version__
+from .errors import McpError, MethodNotFound, RequestTimeout
+from .jsonrpc import Notification
+from .transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
+
+__all__ = ["Client"]
+
+log = logging.getLogger("mcp_sync.client")
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 60.0
+#: However often progress pushes a call's deadline back, it ends after this (AMBIG-21).
+DEFAULT_MAX_TIMEOUT = 600.0
+
+NotificationCallback = Callable[[str, "dict[str, Any]"], None]
+
+
+class Client:
+    """A connection to one MCP server, initialized and ready to use.
+
+    Most code creates one with :meth:`stdio`; any :class:`~mcp_sync.transports.Transport`
+    works with the constructor. Use it as a context manager, or call :meth:`close`.
+
+    Args:
+        transport: the connection to the server.
+        name: our ``clientInfo.name``.
+        version: our ``clientInfo.version``.
+        timeout: the default timeout of every call, in seconds.
+        max_timeout: the longest any call may run while progress keeps extending it.
+        on_notification: called as ``fn(method, params)`` for every notification from
+            the server, in arrival order, on a thread of the client's.
+        callback_executor: where ``*_async`` futures are completed and their callbacks
+            run (a GUI toolkit's executor, say); by default a thread of the client's.
+
+    Raises:
+        ProtocolVersionError: the server speaks no version we do; it was disconnected.
+        ConnectionLost: the server went away during initialization.
+        RequestTimeout: the server did not answer ``initialize`` within ``timeout``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str = "mcp-sync",
+        version: str = __version__,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_timeout: float = DEFAULT_MAX_TIMEOUT,
+        on_notification: NotificationCallback | None = None,
+        callback_executor: Executor | None = None,
+        max_workers: int = 4,
+    ) -> None:
+        self.timeout = timeout
+        self.max_timeout = max_timeout
+        self._on_notification = on_notification
+        self._callback_executor = callback_executor
+        self._session = Session(
+            Role.CLIENT,
+            info=types.Implementation(name=name, version=version),
+            capabilities=types.ClientCapabilities(),
+        )
+        self._engine = Engine(
+            transport, self._session, handle_request=self._handle_request,
+            handle_notification=self._notification, max_workers=max_workers, name="client")
+        self._threads = ThreadGroup("client-callbacks")
+        self._callbacks = WorkerPool(self._threads, "callbacks", 1)
+        self._init_result: types.InitializeResult | None = None
+        self._engine.start()
+        try:
+            self._initialize()
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: IO[Any] | int | None = None,
+        close_timeout: float = 2.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        **options: Any,
+    ) -> Client:
+        """Start a server as a child process and connect to it over its stdin/stdout.
+
+        Args:
+            command: the program, or the program and its arguments as a list.
+            args: more arguments, after those in ``command``.
+            env: environment variables for the server, over ours (see ``inherit_env``).
+            inherit_env: False to give the server only ``env``.
+            cwd: the server's working directory.
+            stderr: where the server's stderr goes: by default each line is logged to
+                the ``mcp_sync.stdio.stderr`` logger; or a file, or ``subprocess.DEVNULL``.
+            close_timeout: on close, seconds to wait after closing the server's stdin, and
+                again after SIGTERM, before escalating to SIGTERM and SIGKILL.
+            max_message_size: the largest message accepted from the server, in bytes.
+            options: passed on to :class:`Client` (``timeout``, ``name``, ...).
+
+        Example::
+
+            with Client.stdio(["python", "server.py"]) as client:
+                print(client.call_tool("add", {"a": 1, "b": 2}).content[0].text)
+        """
+        from .transports.stdio import StdioClientTransport
+
+        argv = [command] if isinstance(command, str) else list(command)
+        transport = StdioClientTransport(
+            [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
+            close_timeout=close_timeout, max_message_size=max_message_size)
+        try:
+            return cls(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+
+    # --- life ------------------------------------------------------------------------------
+
+    def _initialize(self) -> None:
+        future = self._engine.start_request(
+            lambda session: session.initialize_request(), timeout=self.timeout)
+        result = self._wait(future, self.timeout)
+        self._init_result = from_wire(result, types.InitializeResult)
+        self._engine.notify("notifications/initialized")
+
+    def close(self) -> None:
+        """Disconnect (for stdio: stop the server process); idempotent, any thread.
+
+        Calls still waiting fail with :class:`~mcp_sync.errors.ConnectionClosed`.
+        """
+        self._engine.close()
+        self._callbacks.close()
+        self._threads.join(5.0)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection ended, by :meth:`close` or because the server left."""
+        return self._engine.closed
+
+    # --- what the server said at initialization ---------------------------------------------
+
+    @property
+    def server_info(self) -> types.Implementation:
+        """The server's name and version."""
+        assert self._init_result is not None
+        return self._init_result.server_info
+
+    @property
+    def server_capabilities(self) -> types.ServerCapabilities:
+        """What the server declared it supports."""
+        assert self._init_result is not None
+        return self._init_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for using it, if it gave any (LIFECYCLE-8)."""
+        assert self._init_result is not None
+        return self._init_result.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version agreed at initialization."""
+        assert self._session.negotiated_version is not None
+        return self._session.negotiated_version
+
+    # --- requests --------------------------------------------------------------------------
+
+    def send_request_async(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout: float | None = None,
+                           on_progress: ProgressCallback | None = None) -> Future[dict[str, Any]]:
+        """Send any request and return a Future of its raw result (the low-level API).
+
+        The Future fails with the error the server answered, or with RequestTimeout,
+        ConnectionLost or ConnectionClosed.
+
+        Raises:
+            CapabilityError: the server did not declare what ``method`` needs (CAPS-5).
+            ConnectionClosed, ConnectionLost: the connection is over.
+        """
+        return self._engine.request(
+            method, params, timeout=self.timeout if timeout is None else timeout,
+            on_progress=on_progress, max_timeout=self.max_timeout)
+
+    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                     timeout: float | None = None,
+                     on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """Send any request and block for its raw result (the low-level API).
+
+        Raises:
+            RpcError: the server answered with an error (the most specific subclass).
+            RequestTimeout: no answer within ``timeout``; the request was cancelled.
+            ConnectionLost: the server went away. ConnectionClosed: we closed.
+            CapabilityError: the server did not declare what ``method`` needs.
+        """
+        timeout = self.timeout if timeout is None else timeout
+        future = self.send_request_async(method, params, timeout=timeout,
+                                         on_progress=on_progress)
+        return self._wait(future, timeout)
+
+    def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
+        # The engine's watchdog ends every call at its deadline; the margin only guards
+        # against the watchdog itself being gone.
+        try:
+            return future.result(max(timeout, self.max_timeout) + 5.0)
+        except FutureTimeout as exc:
+            if isinstance(exc, McpError):
+                raise
+            raise RequestTimeout("no answer from the server") from None
+
+    def _typed_async(self, future: Future[dict[str, Any]],
+                     convert: Callable[[dict[str, Any]], T]) -> Future[T]:
+        outer: Future[T] = Future()
+
+        def transfer(done: Future[dict[str, Any]]) -> None:
+            if not outer.set_running_or_notify_cancel():
+                return
+            error = done.exception()
+            if error is not None:
+                outer.set_exception(error)
+                return
+            try:
+                outer.set_result(convert(done.result()))
+            except Exception as exc:
+                outer.set_exception(exc)
+
+        def dispatch(done: Future[dict[str, Any]]) -> None:
+            # Never run user callbacks on the reader thread that completed ``done``.
+            if self._callback_executor is not None:
+                self._callback_executor.submit(transfer, done)
+            elif not self._callbacks.submit(transfer, done):
+                transfer(done)
+
+        future.add_done_callback(dispatch)
+        return outer
+
+    def ping(self, *, timeout: float | None = None) -> None:
+        """Check that the server answers (PING-1)."""
+        self.send_request("ping", timeout=timeout)
+
+    def list_tools(self, *, timeout: float | None = None) -> list[types.Tool]:
+        """Every tool the server offers, following pagination cursors to the end.
+
+        ``timeout`` applies to each page request.
+        """
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = self.list_tools_page(cursor, timeout=timeout)
+            tools.extend(page.tools)
+            if not page.next_cursor:
+                return tools
+            cursor = page.next_cursor
+
+    def list_tools_page(self, cursor: str | None = None, *,
+                        timeout: float | None = None) -> types.ListToolsResult:
+        """One page of tools; pass the previous page's ``next_cursor`` for the next."""
+        params = {"cursor": cursor} if cursor is not None else None
+        return from_wire(self.send_request("tools/list", params, timeout=timeout),
+                         types.ListToolsResult)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                  timeout: float | None = None,
+                  on_progress: ProgressCallback | None = None) -> types.CallToolResult:
+        """Call a tool and block for its result.
+
+        A tool that failed while running returns a result with ``is_error`` set; a
+        protocol failure (unknown tool, invalid arguments) raises.
+
+        Args:
+            name: the tool's name.
+            arguments: its arguments, as JSON-ready values.
+            timeout: seconds to wait; each progress report starts it again, up to the
+                client's ``max_timeout``.
+            on_progress: called as ``fn(progress, total, message)`` for each progress
+                report; asking for it is what makes the server send them.
+
+        Raises:
+            InvalidParams: unknown tool or invalid arguments.
+            RequestTimeout: no answer in time; the call was cancelled at the server.
+        """
+        return from_wire(
+            self.send_request("tools/call", _call_params(name, arguments), timeout=timeout,
+                              on_progress=on_progress),
+            types.CallToolResult)
+
+    def call_tool_async(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        timeout: float | None = None,
+                        on_progress: ProgressCallback | None = None,
+                        ) -> Future[types.CallToolResult]:
+        """Like :meth:`call_tool`, returning a Future at once."""
+        future = self.send_request_async("tools/call", _call_params(name, arguments),
+                                         timeout=timeout, on_progress=on_progress)
+        return self._typed_async(future, lambda raw: from_wire(raw, types.CallToolResult))
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification to the server (the low-level API)."""
+        self._engine.notify(method, params)
+
+    # --- from the server -------------------------------------------------------------------
+
+    def _handle_request(self, incoming: IncomingRequest) -> dict[str, Any] | None:
+        raise MethodNotFound(f"Method not found: {incoming.method}")
+
+    def _notification(self, notification: Notification) -> None:
+        if self._on_notification is not None:
+            self._on_notification(notification.method, notification.params or {})
+
+
+def _call_params(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = dict(arguments)
+    return params

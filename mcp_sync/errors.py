@@ -1,0 +1,192 @@
+"""The exceptions mcp_sync raises, all rooted at :class:`McpError`.
+
+Three families:
+
+* :class:`RpcError` and its subclasses carry a JSON-RPC error (``code``, ``message``,
+  ``data``). They are what a peer answered, or what a handler raises to answer one.
+* :class:`ConnectionClosed` (we closed the connection) and :class:`ConnectionLost` (the
+  peer went away, with the cause chained) end every pending call.
+* :class:`RequestTimeout`, :class:`RequestCancelled`, :class:`ProtocolVersionError`,
+  :class:`CapabilityError` and :class:`LocalProtocolError` are raised on our side without a
+  peer's error in hand.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+__all__ = [
+    "CapabilityError",
+    "ConnectionClosed",
+    "ConnectionLost",
+    "ErrorCode",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "LocalProtocolError",
+    "McpError",
+    "MethodNotFound",
+    "ParseError",
+    "ProtocolVersionError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "RpcError",
+    "error_code_from_int",
+]
+
+
+class ErrorCode(enum.IntEnum):
+    """JSON-RPC and MCP error codes this library knows by name."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    RESOURCE_NOT_FOUND = -32002
+    #: The sampling page's example code for "the user rejected the request".
+    USER_REJECTED = -1
+
+
+def error_code_from_int(code: int) -> ErrorCode | int:
+    """Return the :class:`ErrorCode` for ``code``, or ``code`` itself if it has no name."""
+    try:
+        return ErrorCode(code)
+    except ValueError:
+        return code
+
+
+class McpError(Exception):
+    """Root of every exception raised by mcp_sync."""
+
+
+class RpcError(McpError):
+    """A JSON-RPC error: received from the peer, or raised by a handler to answer one.
+
+    Raise a subclass (or ``RpcError(code, message)``) inside a request handler and the
+    peer receives exactly that error. Errors received from a peer are raised as the
+    most specific subclass for their code.
+    """
+
+    code: int = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, data: Any = None, *, code: int | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={int(self.code)}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {int(self.code)})"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``error`` member of a JSON-RPC error response."""
+        error: dict[str, Any] = {"code": int(self.code), "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_wire(cls, error: dict[str, Any]) -> RpcError:
+        """Build the most specific error class for a received ``error`` member."""
+        code = error.get("code")
+        message = error.get("message")
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = ErrorCode.INTERNAL_ERROR
+        if not isinstance(message, str):
+            message = "(no message)"
+        subclass = _BY_CODE.get(code)
+        if subclass is not None:
+            return subclass(message, error.get("data"))
+        return RpcError(message, error.get("data"), code=code)
+
+
+class ParseError(RpcError):
+    """The text received was not valid JSON."""
+
+    code = ErrorCode.PARSE_ERROR
+
+
+class InvalidRequest(RpcError):
+    """The message was not a valid request, or is not allowed in this state."""
+
+    code = ErrorCode.INVALID_REQUEST
+
+
+class MethodNotFound(RpcError):
+    """The method does not exist or the feature was not declared."""
+
+    code = ErrorCode.METHOD_NOT_FOUND
+
+
+class InvalidParams(RpcError, ValueError):
+    """The parameters of a request were missing, of the wrong type, or refer to nothing."""
+
+    code = ErrorCode.INVALID_PARAMS
+
+
+class InternalError(RpcError):
+    """The peer failed while handling the request."""
+
+    code = ErrorCode.INTERNAL_ERROR
+
+
+class ResourceNotFound(RpcError, LookupError):
+    """MCP's resource-not-found error (-32002)."""
+
+    code = ErrorCode.RESOURCE_NOT_FOUND
+
+
+_BY_CODE: dict[int, type[RpcError]] = {
+    cls.code: cls
+    for cls in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError,
+                ResourceNotFound)
+}
+
+
+class ConnectionClosed(McpError):
+    """The connection was closed on our side; nothing more can be sent or received."""
+
+
+class ConnectionLost(McpError, ConnectionError):
+    """The peer went away (process exited, pipe or socket broke); ``__cause__`` says how."""
+
+
+class RequestTimeout(McpError, TimeoutError):
+    """No answer came within the call's timeout; the request was cancelled at the peer."""
+
+
+class RequestCancelled(McpError):
+    """The request was cancelled before its answer arrived."""
+
+
+class ProtocolVersionError(McpError):
+    """The peer speaks no protocol version we support; the connection was closed."""
+
+    def __init__(self, message: str, *, offered: str | None = None,
+                 supported: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.offered = offered
+        self.supported = supported
+
+
+class CapabilityError(McpError):
+    """The peer did not declare the capability a call needs; nothing was sent."""
+
+
+class LocalProtocolError(McpError):
+    """Our side tried something the protocol does not allow in the current state.
+
+    ``error_hint`` is the JSON-RPC error to answer the peer with when the violation was
+    triggered by a message it sent.
+    """
+
+    def __init__(self, message: str, error_hint: RpcError | None = None) -> None:
+        super().__init__(message)
+        self.error_hint = error_hint

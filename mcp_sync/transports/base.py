@@ -1,0 +1,42 @@
+"""The transport interface: whole JSON-RPC messages in and out, and a close."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from ..jsonrpc import Incoming, Message
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Transport"]
+
+#: Frames larger than this are refused with an error instead of being buffered.
+DEFAULT_MAX_MESSAGE_SIZE = 128 * 1024 * 1024
+
+
+class Transport(abc.ABC):
+    """Moves JSON-RPC messages between us and one peer.
+
+    ``read`` is called by exactly one thread (the engine's reader), ``write`` by one
+    thread at a time (the engine serialises writes), ``close`` from any thread.
+    """
+
+    @abc.abstractmethod
+    def read(self) -> Incoming | None:
+        """Block until the next frame arrives and return it decoded; None at the end.
+
+        Malformed frames come back as :class:`~mcp_sync.jsonrpc.Invalid`, never as an
+        exception. After :meth:`close` it returns None promptly.
+        """
+
+    @abc.abstractmethod
+    def write(self, message: Message | Sequence[Message]) -> None:
+        """Send one message, or a batch given as a sequence, as a single frame.
+
+        Raises:
+            ConnectionLost: the peer is gone.
+            ConnectionClosed: the transport was closed.
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""

@@ -1,0 +1,64 @@
+"""An in-process transport pair: two ends joined by queues, for tests and embedding.
+
+Messages are encoded and decoded on the way, exactly as on a pipe, so what passes
+through is what would pass over stdio.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Sequence
+
+from ..errors import ConnectionClosed, ConnectionLost
+from ..jsonrpc import Incoming, Message, decode, encode
+from .base import Transport
+
+__all__ = ["MemoryTransport", "memory_pair"]
+
+_EOF = b""
+
+
+class MemoryTransport(Transport):
+    """One end of a :func:`memory_pair`."""
+
+    def __init__(self, inbox: queue.SimpleQueue[bytes], outbox: queue.SimpleQueue[bytes]) -> None:
+        self._inbox = inbox
+        self._outbox = outbox
+        self._closed = threading.Event()
+        self._peer_closed = threading.Event()
+        self.peer: MemoryTransport | None = None
+
+    def read(self) -> Incoming | None:
+        if self._closed.is_set():
+            return None
+        frame = self._inbox.get()
+        if frame is _EOF or self._closed.is_set():
+            return None
+        return decode(frame)
+
+    def write(self, message: Message | Sequence[Message]) -> None:
+        if self._closed.is_set():
+            raise ConnectionClosed("the transport is closed")
+        if self._peer_closed.is_set():
+            raise ConnectionLost("the other end of the memory transport is closed")
+        self._outbox.put(encode(message))
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._inbox.put(_EOF)  # wake our own reader
+        if self.peer is not None:
+            self.peer._peer_closed.set()
+        self._outbox.put(_EOF)  # the peer reads to the end, then sees EOF
+
+
+def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected transports: what one writes, the other reads."""
+    a_to_b: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    b_to_a: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    a = MemoryTransport(inbox=b_to_a, outbox=a_to_b)
+    b = MemoryTransport(inbox=a_to_b, outbox=b_to_a)
+    a.peer, b.peer = b, a
+    return a, b
