@@ -21,6 +21,7 @@ from ._engine import Engine, IncomingRequest, ProgressCallback
 from ._protocol import Role, Session
 from ._threads import ThreadGroup, WorkerPool
 from ._version import __version__
+from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .errors import McpError, MethodNotFound, RequestTimeout
 from .jsonrpc import Notification
 from .transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -54,6 +55,8 @@ class Client:
             the server, in arrival order, on a thread of the client's.
         callback_executor: where ``*_async`` futures are completed and their callbacks
             run (a GUI toolkit's executor, say); by default a thread of the client's.
+        protocol_version: the version to offer (VERSION-1); by default our newest. The
+            client accepts that version or an older one it knows.
 
     Raises:
         ProtocolVersionError: the server speaks no version we do; it was disconnected.
@@ -72,7 +75,11 @@ class Client:
         on_notification: NotificationCallback | None = None,
         callback_executor: Executor | None = None,
         max_workers: int = 4,
+        protocol_version: str = LATEST_VERSION,
     ) -> None:
+        if protocol_version not in KNOWN_VERSIONS:
+            raise ValueError(f"unknown protocol version {protocol_version!r}; "
+                             f"known: {', '.join(KNOWN_VERSIONS)}")
         self.timeout = timeout
         self.max_timeout = max_timeout
         self._on_notification = on_notification
@@ -81,6 +88,7 @@ class Client:
             Role.CLIENT,
             info=types.Implementation(name=name, version=version),
             capabilities=types.ClientCapabilities(),
+            versions=KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1],
         )
         self._engine = Engine(
             transport, self._session, handle_request=self._handle_request,

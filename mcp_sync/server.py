@@ -213,6 +213,9 @@ class ServerConnection:
             transport, self.session, handle_request=self._handle,
             handle_notification=self._notification, max_workers=server.max_workers,
             name="server")
+        # Notifications that wait for the client's notifications/initialized.
+        self._held: list[tuple[str, dict[str, Any] | None]] = []
+        self._notify_lock = threading.Lock()
 
     def _start(self) -> None:
         self.engine.start()
@@ -258,9 +261,21 @@ class ServerConnection:
         self.send_request("ping", timeout=timeout)
 
     def notify_if_ready(self, method: str, params: dict[str, Any] | None = None) -> bool:
-        """Send a notification if the session is operating; False if it was not sent."""
-        if self.session.state is not State.OPERATING:
-            return False
+        """Send a notification once the client may receive it; False if it never will.
+
+        Between our ``initialize`` answer and the client's ``notifications/initialized``
+        the notification is held and sent when that arrives (AMBIG-7); before
+        ``initialize`` it is dropped, since the client lists everything afresh anyway.
+        """
+        with self._notify_lock:
+            if self.session.state is State.INITIALIZED:
+                self._held.append((method, params))
+                return True
+            if self.session.state is not State.OPERATING:
+                return False
+            return self._send_notification(method, params)
+
+    def _send_notification(self, method: str, params: dict[str, Any] | None) -> bool:
         try:
             self.engine.notify(method, params)
         except (LocalProtocolError, CapabilityError, McpError) as exc:
@@ -272,6 +287,12 @@ class ServerConnection:
         return self.server._handlers[incoming.method](self, incoming)
 
     def _notification(self, notification: Notification) -> None:
+        if notification.method == "notifications/initialized":
+            with self._notify_lock:
+                held, self._held = self._held, []
+                for method, params in held:
+                    self._send_notification(method, params)
+            return
         log.debug("notification from client: %s", notification.method)
 
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -81,13 +82,25 @@ class WireLog:
         self.sent: list[Any] = []
         self.invalid: list[tuple[Any, list[str]]] = []
         self.lock = threading.Lock()
+        self._allowed = 0
 
     def record(self, message: Any) -> None:
         errors = schema_errors(message)
         with self.lock:
             self.sent.append(message)
-            if errors:
+            if errors and not self._allowed:
                 self.invalid.append((message, errors))
+
+    @contextlib.contextmanager
+    def allow_invalid(self) -> Iterator[None]:
+        """For tests that send malformed messages on purpose."""
+        with self.lock:
+            self._allowed += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._allowed -= 1
 
 
 @pytest.fixture(autouse=True)

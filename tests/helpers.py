@@ -1,0 +1,64 @@
+"""Test helpers: a raw JSON-RPC peer on one end of an in-memory transport."""
+
+from __future__ import annotations
+
+import json
+import queue
+from typing import Any
+
+from mcp_sync.transports.memory import MemoryTransport, memory_pair
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": "init", "method": "initialize",
+    "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+               "clientInfo": {"name": "raw", "version": "0"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+class RawPeer:
+    """Writes frames verbatim to the other end and reads back what it answers."""
+
+    def __init__(self) -> None:
+        self.end, self.other = memory_pair()
+
+    def send(self, message: Any) -> None:
+        """Send a JSON value, or bytes/str exactly as given."""
+        if isinstance(message, str):
+            message = message.encode()
+        if not isinstance(message, bytes):
+            message = json.dumps(message).encode()
+        self.end._outbox.put(message)
+
+    def receive(self, timeout: float = 5.0) -> Any:
+        """The next frame the other end wrote, parsed; raises queue.Empty on timeout."""
+        frame = self.end._inbox.get(timeout=timeout)
+        if frame == b"":
+            raise EOFError("the other end closed")
+        return json.loads(frame)
+
+    def nothing_more(self, timeout: float = 0.2) -> bool:
+        """True if no frame arrives within ``timeout`` (for messages that get no answer)."""
+        try:
+            frame = self.end._inbox.get(timeout=timeout)
+        except queue.Empty:
+            return True
+        self.end._inbox.put(frame)
+        return False
+
+    def call(self, message: dict[str, Any], timeout: float = 5.0) -> Any:
+        self.send(message)
+        return self.receive(timeout)
+
+    def handshake(self) -> Any:
+        result = self.call(INITIALIZE)
+        self.send(INITIALIZED)
+        return result
+
+    def close(self) -> None:
+        self.end.close()
+
+    @property
+    def transport(self) -> MemoryTransport:
+        """The end to hand to a Server or Client."""
+        return self.other
