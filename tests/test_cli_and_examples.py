@@ -1,0 +1,63 @@
+"""The mcp-sync command and the examples, run as a user would run them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mcp_sync.cli import main
+from tests.conftest import EXAMPLES
+
+DEMO_SERVER = [sys.executable, str(EXAMPLES / "demo_server.py")]
+
+
+@pytest.mark.timeout(30)
+def test_quickstart_prints_the_result() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True,
+        timeout=25)
+    assert completed.returncode == 0, completed.stderr
+    assert "connected to demo 1.0.0 (protocol 2025-03-26)" in completed.stdout
+    assert "add(2, 40) = 42" in completed.stdout
+    assert "countdown: liftoff" in completed.stdout
+
+
+@pytest.mark.timeout(30)
+def test_cli_call(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["call", "add", '{"a": 1, "b": 2}', "--", *DEMO_SERVER]) == 0
+    assert json.loads(capsys.readouterr().out) == {"content": [{"type": "text", "text": "3"}]}
+
+
+@pytest.mark.timeout(30)
+def test_cli_tools_info_ping(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--", *DEMO_SERVER]) == 0
+    tools = json.loads(capsys.readouterr().out)
+    assert [tool["name"] for tool in tools] == ["add", "echo", "countdown"]
+    assert main(["info", "--", *DEMO_SERVER]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["serverInfo"] == {"name": "demo", "version": "1.0.0"}
+    assert main(["ping", "--", *DEMO_SERVER]) == 0
+    assert capsys.readouterr().out == "ok\n"
+
+
+@pytest.mark.timeout(30)
+def test_cli_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["call", "nope", "--", *DEMO_SERVER]) == 2
+    assert "Unknown tool: nope" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["call", "add", "not json", "--", *DEMO_SERVER])
+    with pytest.raises(SystemExit):
+        main(["tools"])
+    assert main(["tools", "--", sys.executable, "-c", "import sys; sys.exit(3)"]) == 2
+
+
+@pytest.mark.timeout(30)
+def test_module_entry_point() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "mcp_sync", "--version"], capture_output=True, text=True,
+        timeout=25)
+    assert completed.returncode == 0
+    assert completed.stdout.startswith("mcp-sync ")
