@@ -24,6 +24,8 @@ Theory of operation
 
 Locks: ``_lock`` guards the session, the pending table and the serving table; it is never
 held while writing or running user code. ``_write_lock`` makes each message one write.
+Answers and progress take ``_write_lock`` first and then ``_lock`` (never the other way
+round), so the order the session decides them in is the order they reach the wire.
 """
 
 from __future__ import annotations
@@ -245,8 +247,14 @@ class Engine:
     ) -> Future[dict[str, Any]]:
         """Send a request; the Future holds its result dict or the error to raise.
 
+        With ``timeout`` the call fails with RequestTimeout when it passes, and the peer is
+        sent ``notifications/cancelled``. Progress pushes the deadline back by ``timeout``
+        when ``progress_resets_timeout`` is set, but never past ``max_timeout`` from the
+        start; without ``max_timeout`` progress does not extend it (LIFECYCLE-11).
+
         Raises (at once, nothing sent): ConnectionClosed/ConnectionLost once the
-        connection ended, CapabilityError or LocalProtocolError from the session.
+        connection ended, CapabilityError or LocalProtocolError from the session,
+        TypeError or ValueError when ``params`` cannot be encoded as JSON.
         """
         return self.start_request(
             lambda session: session.request(method, params, progress=on_progress is not None),
@@ -279,10 +287,14 @@ class Engine:
                 self._schedule(call, deadline)
         try:
             self._write(request)
-        except McpError as exc:
+        except BaseException as exc:
+            # Never sent: forget the id, or its deadline would later cancel a request the
+            # peer never saw (CANCEL-2).
             with self._lock:
                 self._pending.pop(request.id, None)
                 self.session.forget(request.id)
+            if not isinstance(exc, McpError):
+                raise  # params that cannot be encoded are the caller's error, raised at once
             _fail(future, exc)
         return future
 
@@ -491,54 +503,67 @@ class Engine:
                 result = self._handle_request(incoming)
             except RpcError as exc:
                 error = exc
-            except Exception:
+            except BaseException:
+                # SystemExit from a handler included: the request must still be answered,
+                # or its caller waits for its whole timeout.
                 log.exception("handler for %s failed", incoming.method)
                 error = InternalError("Internal error")
         self._finish(incoming, result, error)
 
     def _finish(self, incoming: IncomingRequest, result: dict[str, Any] | None,
                 error: RpcError | None) -> None:
-        answer: Response | ErrorResponse | None
-        with self._lock:
-            self._serving.pop(incoming.id, None)
-            if self._ended is not None:
-                return
-            if error is not None:
-                answer = self.session.respond_error(incoming.id, error)
-            else:
-                answer = self.session.respond(incoming.id, result)
-            batch = incoming._batch
-            if batch is not None:
-                batch.waiting.discard(incoming.id)
-                if answer is not None:
-                    batch.answers.append(answer)
-                answer = None
-                flush = batch.ready() and bool(batch.answers)
-        if batch is not None:
-            if flush:
-                self._try_write(batch.answers)
-            return
-        if answer is None:
-            return
+        # The write lock is taken before the session decides, so that progress decided
+        # on another thread can never reach the wire after this answer (PROGRESS-6).
+        flush: list[Message] | None = None
+        with self._write_lock:
+            with self._lock:
+                self._serving.pop(incoming.id, None)
+                if self._ended is not None:
+                    return
+                answer: Response | ErrorResponse | None
+                if error is not None:
+                    answer = self.session.respond_error(incoming.id, error)
+                else:
+                    answer = self.session.respond(incoming.id, result)
+                batch = incoming._batch
+                if batch is not None:
+                    batch.waiting.discard(incoming.id)
+                    if answer is not None:
+                        batch.answers.append(answer)
+                    answer = None
+                    if batch.ready() and batch.answers:
+                        flush = batch.answers
+            if answer is not None:
+                self._write_answer(incoming, answer)
+        if flush is not None:
+            self._try_write(flush)
+
+    def _write_answer(self, incoming: IncomingRequest, answer: Response | ErrorResponse) -> None:
+        # Called with _write_lock held.
         try:
-            self._write(answer)
+            self.transport.write(answer)
         except (TypeError, ValueError) as exc:
             # The result could not be encoded as JSON (a NaN, an object): still answer.
             log.error("result of %s is not valid JSON: %s", incoming.method, exc)
-            self._try_write(ErrorResponse(incoming.id, InternalError(
-                "Internal error: the result could not be encoded")))
+            with contextlib.suppress(McpError):
+                self.transport.write(ErrorResponse(incoming.id, InternalError(
+                    "Internal error: the result could not be encoded")))
         except McpError as exc:
             log.debug("could not answer %r: %s", incoming.id, exc)
 
     def _send_progress(self, incoming: IncomingRequest, progress: float,
                        total: float | None, message: str | None) -> bool:
-        with self._lock:
-            if self._ended is not None:
+        with self._write_lock:  # ordered against the answer; see _finish
+            with self._lock:
+                if self._ended is not None:
+                    return False
+                notification = self.session.progress(incoming.id, progress, total, message)
+            if notification is None:
                 return False
-            notification = self.session.progress(incoming.id, progress, total, message)
-        if notification is None:
-            return False
-        self._try_write(notification)
+            try:
+                self.transport.write(notification)
+            except McpError as exc:
+                log.debug("could not send progress for %r: %s", incoming.id, exc)
         return True
 
 

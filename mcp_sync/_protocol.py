@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 from collections.abc import Callable, Collection
 from typing import Any, TypeAlias, TypeGuard
 
@@ -380,8 +381,10 @@ class Session:
             raise LocalProtocolError(f"cannot send {method}: the session is closed")
         if method in early:
             return
-        ready = State.OPERATING if self.role is Role.SERVER else State.INITIALIZED
-        if self.state is not ready and self.state is not State.OPERATING:
+        # A client is OPERATING only once it has sent notifications/initialized, which
+        # must come before its first feature request (LIFECYCLE-4); a server only once it
+        # has received it (LIFECYCLE-6).
+        if self.state is not State.OPERATING:
             raise LocalProtocolError(
                 f"cannot send {method} before initialization completes "
                 f"(state {self.state.value})")
@@ -423,11 +426,14 @@ class Session:
         """Progress on a request we serve, or None when none may be sent.
 
         None when the request did not ask for progress, has been answered or cancelled
-        (PROGRESS-6), or when ``progress`` does not exceed the last value sent
-        (PROGRESS-4).
+        (PROGRESS-6), when ``progress`` does not exceed the last value sent
+        (PROGRESS-4), or when ``progress`` or ``total`` is not a finite number.
         """
         serving = self._serving.get(request_id)
         if serving is None or serving.cancelled or serving.progress_token is None:
+            return None
+        # NaN would pass every comparison below and could never be encoded anyway.
+        if not math.isfinite(progress) or (total is not None and not math.isfinite(total)):
             return None
         if serving.last_progress is not None and progress <= serving.last_progress:
             return None
@@ -532,6 +538,8 @@ class Session:
         serving = self._serving.get(request_id)
         if serving is None:
             return Ignored(f"cancellation of unknown or finished request {request_id!r}")
+        if serving.cancelled:
+            return Ignored(f"repeated cancellation of request {request_id!r}")
         serving.cancelled = True
         return CancelRequested(request_id, reason if isinstance(reason, str) else None)
 

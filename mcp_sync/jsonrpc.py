@@ -13,6 +13,7 @@ are applied because they are rules of the envelope.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, TypeAlias, TypeGuard
 
@@ -116,17 +117,26 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    # A literal such as 1e400 is valid JSON but overflows to infinity, which could
+    # never be written back out.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
 def decode(frame: bytes | str) -> Incoming:
     """Parse one frame into messages.
 
-    Never raises for bad input: invalid UTF-8 and invalid JSON become an :class:`Invalid`
-    carrying a parse error (-32700), structurally wrong messages an :class:`Invalid`
-    carrying -32600 or -32602.
+    Never raises for bad input: invalid UTF-8, invalid JSON, ``NaN``/``Infinity`` and
+    numbers too large for a float become an :class:`Invalid` carrying a parse error
+    (-32700); structurally wrong messages an :class:`Invalid` carrying -32600 or -32602.
     """
     try:
         if isinstance(frame, bytes):
             frame = frame.decode("utf-8")
-        value = json.loads(frame, parse_constant=_reject_constant)
+        value = json.loads(frame, parse_constant=_reject_constant, parse_float=_finite_float)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Invalid(None, ParseError(f"Parse error: {_short(exc)}"))
     if isinstance(value, list):
@@ -156,12 +166,23 @@ def parse_message(value: Any) -> Message | Invalid:
     reply_id = raw_id if id_ok else None
     if value.get("jsonrpc") != "2.0":
         return Invalid(reply_id, InvalidRequest('Invalid Request: "jsonrpc" must be "2.0"'),
-                       reply="method" in value and has_id)
+                       reply=_wants_reply(value))
     if "method" in value:
         return _parse_call(value, has_id, id_ok, reply_id)
     if "result" in value or "error" in value:
         return _parse_answer(value, has_id, id_ok)
-    return Invalid(reply_id, InvalidRequest("Invalid Request: no method, result or error"))
+    return Invalid(reply_id, InvalidRequest("Invalid Request: no method, result or error"),
+                   reply=_wants_reply(value))
+
+
+def _wants_reply(value: dict[str, Any]) -> bool:
+    # With a method it was meant as a request or a notification; with an id but no method
+    # it was meant as a response (one carrying neither result nor error). Answering an
+    # answer could start an endless exchange of errors, so only requests and shapeless
+    # objects get a reply.
+    if "method" in value:
+        return "id" in value
+    return not ("id" in value or "result" in value or "error" in value)
 
 
 def _parse_call(value: dict[str, Any], has_id: bool, id_ok: bool,
@@ -207,7 +228,12 @@ def _parse_answer(value: dict[str, Any], has_id: bool, id_ok: bool) -> Message |
 
 
 def to_wire(message: Message | Sequence[Message]) -> Any:
-    """The JSON value of a message, or of a batch given as a sequence of messages."""
+    """The JSON value of a message, or of a batch given as a sequence of messages.
+
+    Raises:
+        ValueError: the batch is empty, or mixes requests and notifications with
+            responses; neither is a shape JSON-RPC allows on the wire.
+    """
     if isinstance(message, Request):
         wire: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
         if message.params is not None:
@@ -222,15 +248,35 @@ def to_wire(message: Message | Sequence[Message]) -> Any:
         return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
     if isinstance(message, ErrorResponse):
         return {"jsonrpc": "2.0", "id": message.id, "error": message.error.to_wire()}
-    return [to_wire(item) for item in message]
+    items = list(message)
+    if not items:
+        raise ValueError("a batch must hold at least one message")
+    if _mixes_calls_and_answers(items):
+        raise ValueError("a batch may not mix requests and responses")
+    return [to_wire(item) for item in items]
 
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def encode(message: Message | Sequence[Message]) -> bytes:
-    """Compact UTF-8 JSON for one message or a batch; it never contains a raw newline."""
-    return _encoder.encode(to_wire(message)).encode("utf-8")
+    """Compact UTF-8 JSON for one message or a batch; it never contains a raw newline.
+
+    Raises:
+        ValueError: the message holds something JSON cannot express (NaN, infinity), or
+            is an empty or mixed batch.
+        TypeError: the message holds a value that is not JSON data.
+    """
+    wire = to_wire(message)
+    text = _encoder.encode(wire)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a peer's "\ud800" escape, or a surrogate-escaped file
+        # name) has no UTF-8 form; as a \u escape it is still JSON and reaches the peer
+        # unchanged.
+        return _ascii_encoder.encode(wire).encode("ascii")
 
 
 def _short(exc: BaseException) -> str:

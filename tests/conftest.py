@@ -30,11 +30,17 @@ EXAMPLES = ROOT / "examples"
 
 
 def _find_spec_dir() -> Path:
-    for base in (ROOT.parent, ROOT.parent.parent):
-        candidate = base / "shared" / "spec"
-        if candidate.is_dir():
+    # The protocol's schema files live in shared/spec beside the repository (or where
+    # MCP_SYNC_SPEC_DIR points).
+    override = os.environ.get("MCP_SYNC_SPEC_DIR")
+    candidates = [Path(override)] if override else []
+    candidates += [ROOT.parent / "shared" / "spec", ROOT.parent.parent / "shared" / "spec"]
+    for candidate in candidates:
+        if (candidate / "schema-2025-03-26.json").is_file():
             return candidate
-    raise RuntimeError("shared/spec not found beside the repository")
+    raise RuntimeError(
+        f"schema-2025-03-26.json not found in {[str(c) for c in candidates]}; "
+        "set MCP_SYNC_SPEC_DIR to the folder that holds it")
 
 
 SPEC_DIR = _find_spec_dir()

@@ -34,6 +34,8 @@ log = logging.getLogger("mcp_sync.stdio")
 stderr_log = logging.getLogger("mcp_sync.stdio.stderr")
 
 _CHUNK = 256 * 1024
+#: How long a server's close waits for a write under way to finish.
+_CLOSE_WRITE_WAIT = 5.0
 
 
 class _Oversized:
@@ -56,6 +58,7 @@ class LineReader:
         self._scanned = 0
         self._closed = False
         self._lock = threading.Lock()  # held across each wait+read, so close waits for it
+        self._close_lock = threading.Lock()
         self._poll: Any = None
         self._wake_r = self._wake_w = -1
         if hasattr(select, "poll"):
@@ -70,11 +73,12 @@ class LineReader:
         while True:
             end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
-                line = bytes(self._buffer[self._start:end])
+                size = discarded + end - self._start
+                line = b"" if size > self._max_size else bytes(self._buffer[self._start:end])
                 self._start = self._scanned = end + 1
                 self._compact()
-                if discarded:
-                    return _Oversized(discarded + len(line))
+                if size > self._max_size:
+                    return _Oversized(size)
                 if line.endswith(b"\r"):
                     line = line[:-1]
                 if line.strip():
@@ -87,11 +91,13 @@ class LineReader:
             else:
                 self._scanned = len(self._buffer)
             chunk = self._read_chunk()
+            if chunk is None:
+                return None
             if not chunk:
                 rest = bytes(self._buffer[self._start:]).strip()
                 self._buffer.clear()
                 self._start = self._scanned = 0
-                if discarded:
+                if discarded or len(rest) > self._max_size:
                     return _Oversized(discarded + len(rest))
                 return rest or None
             self._buffer += chunk
@@ -102,31 +108,36 @@ class LineReader:
             self._scanned -= self._start
             self._start = 0
 
-    def _read_chunk(self) -> bytes:
+    def _read_chunk(self) -> bytes | None:
+        """Bytes from the descriptor, b"" at its end, None once :meth:`close` was called."""
         with self._lock:
             if self._closed:
-                return b""
+                return None
             if self._poll is not None:
                 ready = self._poll.poll()
                 if any(fd == self._wake_r for fd, _ in ready):
-                    return b""  # close() woke us
+                    return None
             try:
                 return os.read(self._fd, _CHUNK)
             except OSError as exc:
                 raise ConnectionLost(f"reading failed: {exc}") from exc
 
     def close(self) -> None:
-        """Stop reading; a blocked :meth:`read_line` returns None. Does not close ``fd``."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._poll is None:
-            return  # without poll a blocked read ends only when the peer closes the pipe
-        os.write(self._wake_w, b"x")
-        with self._lock:  # wait until no read is under way
-            os.close(self._wake_r)
-            os.close(self._wake_w)
-            self._wake_r = self._wake_w = -1
+        """Stop reading; a blocked :meth:`read_line` returns None. Does not close ``fd``.
+
+        Returns once no read is under way any more, so the caller may then close ``fd``.
+        """
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._poll is None:
+                return  # without poll a blocked read ends only when the peer closes the pipe
+            os.write(self._wake_w, b"x")
+            with self._lock:  # wait until no read is under way
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_r = self._wake_w = -1
 
 
 def _frame(line: bytes | _Oversized | None, max_size: int) -> Incoming | None:
@@ -155,8 +166,8 @@ class StdioClientTransport(Transport):
         cwd: the child's working directory.
         stderr: where the child's stderr goes: None (default) logs each line to the
             ``mcp_sync.stdio.stderr`` logger at INFO; a file object with a file descriptor
-            receives it directly; any other writable text stream gets each decoded line;
-            ``subprocess.DEVNULL`` discards it.
+            receives it directly, and so does a file descriptor number; any other writable
+            text stream gets each decoded line; ``subprocess.DEVNULL`` discards it.
         close_timeout: seconds to wait for the child to exit after its stdin is closed,
             and again after SIGTERM, before escalating.
         max_message_size: the longest line accepted from the child, in bytes.
@@ -175,12 +186,19 @@ class StdioClientTransport(Transport):
     ) -> None:
         if isinstance(command, str) or not command:
             raise ValueError("command must be a non-empty sequence of program and arguments")
+        if stderr == subprocess.STDOUT:
+            raise ValueError("stderr=STDOUT would mix the server's log text into its messages")
         child_env = dict(os.environ) if inherit_env else {}
         child_env.update(env or {})
-        self._stderr_target = stderr
         stderr_arg: Any = subprocess.PIPE
-        if stderr == subprocess.DEVNULL or _has_fileno(stderr):
+        self._stderr_target: IO[Any] | None = None
+        if isinstance(stderr, int):
+            if stderr != subprocess.PIPE:
+                stderr_arg = stderr  # DEVNULL, or a descriptor the child writes to itself
+        elif _has_fileno(stderr):
             stderr_arg = stderr
+        else:
+            self._stderr_target = stderr
         try:
             self.process = subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr_arg,
@@ -195,60 +213,106 @@ class StdioClientTransport(Transport):
         self._reader = LineReader(self._stdout.fileno(), max_message_size)
         self._closed = False
         self._close_lock = threading.Lock()
+        self._stopped = threading.Event()
+        # Held by each write and by the close of stdin: a descriptor closed under a write
+        # could be reused by an unrelated file before the write reaches the kernel.
+        self._write_lock = threading.Lock()
         self._threads = ThreadGroup(f"stdio-{self.process.pid}")
         if stderr_arg is subprocess.PIPE:
             assert self.process.stderr is not None
             self._threads.start("stderr", self._drain_stderr, self.process.stderr)
 
     def _drain_stderr(self, pipe: IO[bytes]) -> None:
+        # Read in chunks, not lines: a raw pipe's readline() costs one system call per byte.
         target = self._stderr_target
+        pending = b""
         try:
-            for raw in iter(pipe.readline, b""):
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if target is None:
-                    stderr_log.info("[server %d] %s", self.process.pid, line)
-                else:
-                    try:
-                        target.write(line + "\n")  # type: ignore[union-attr]
-                    except (OSError, ValueError):
-                        target = None
+            while True:
+                chunk = pipe.read(_CHUNK)
+                if not chunk:
+                    break
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()
+                if len(pending) > _CHUNK:  # a very long line leaves in pieces
+                    lines.append(pending)
+                    pending = b""
+                for raw in lines:
+                    target = self._emit_stderr(target, raw)
+            if pending:
+                self._emit_stderr(target, pending)
         except (OSError, ValueError):
             pass
         finally:
             pipe.close()
+
+    def _emit_stderr(self, target: IO[Any] | None, raw: bytes) -> IO[Any] | None:
+        line = raw.decode("utf-8", "replace").rstrip("\r")
+        if target is not None:
+            try:
+                target.write(line + "\n")
+                return target
+            except (OSError, ValueError):
+                log.warning("the stderr target failed; logging the server's stderr instead")
+        stderr_log.info("[server %d] %s", self.process.pid, line)
+        return None
 
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
     def write(self, message: Message | Sequence[Message]) -> None:
         data = encode(message) + b"\n"
-        if self._closed:
-            raise ConnectionClosed("the transport is closed")
-        try:
-            _write_all(self._stdin.fileno(), data)
-        except (OSError, ValueError) as exc:
-            raise ConnectionLost(f"the server's stdin is closed: {exc}") from exc
+        with self._write_lock:
+            if self._closed:
+                raise ConnectionClosed("the transport is closed")
+            try:
+                _write_all(self._stdin.fileno(), data)
+            except (OSError, ValueError) as exc:
+                raise ConnectionLost(f"the server's stdin is closed: {exc}") from exc
 
     def close(self) -> None:
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._reader.close()
-        with contextlib.suppress(OSError):
-            self._stdin.close()
-        self._stop_process()
-        self._stdout.close()
-        self._threads.join(self._close_timeout)
+        """Stop the server (SHUTDOWN-2) and release everything.
 
-    def _stop_process(self) -> None:
-        process = self.process
-        try:
-            process.wait(self._close_timeout)
+        A second call, from any thread, returns once the first has finished.
+        """
+        with self._close_lock:
+            first = not self._closed
+            self._closed = True
+        if not first:
+            if not self._stopped.wait(3 * self._close_timeout + 10.0):
+                log.warning("server %d is still being stopped", self.process.pid)
             return
-        except subprocess.TimeoutExpired:
-            log.warning("server %d did not exit after its stdin closed; sending SIGTERM",
-                        process.pid)
+        try:
+            self._reader.close()
+            eof_sent = self._close_stdin()
+            self._stop_process(eof_sent)
+            if not eof_sent:
+                self._close_stdin()
+            self._stdout.close()
+            self._threads.join(self._close_timeout)
+        finally:
+            self._stopped.set()
+
+    def _close_stdin(self) -> bool:
+        if not self._write_lock.acquire(timeout=self._close_timeout):
+            # A write is stuck: the server reads nothing, so it will not see EOF either.
+            log.warning("a write to server %d is blocked; stopping it", self.process.pid)
+            return False
+        try:
+            with contextlib.suppress(OSError):
+                self._stdin.close()
+        finally:
+            self._write_lock.release()
+        return True
+
+    def _stop_process(self, eof_sent: bool) -> None:
+        process = self.process
+        if eof_sent:
+            try:
+                process.wait(self._close_timeout)
+                return
+            except subprocess.TimeoutExpired:
+                log.warning("server %d did not exit after its stdin closed; sending SIGTERM",
+                            process.pid)
         process.terminate()
         try:
             process.wait(self._close_timeout)
@@ -256,7 +320,10 @@ class StdioClientTransport(Transport):
         except subprocess.TimeoutExpired:
             log.warning("server %d ignored SIGTERM; sending SIGKILL", process.pid)
         process.kill()
-        process.wait()
+        try:
+            process.wait(max(self._close_timeout, 5.0))
+        except subprocess.TimeoutExpired:
+            log.error("server %d survived SIGKILL", process.pid)
 
 
 def _has_fileno(stream: object) -> bool:
@@ -295,27 +362,45 @@ class StdioServerTransport(Transport):
         self._max_message_size = max_message_size
         self._reader = LineReader(stdin_fd, max_message_size)
         self._closed = False
+        self._close_lock = threading.Lock()
+        self._write_lock = threading.Lock()  # see StdioClientTransport: no close under a write
 
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
     def write(self, message: Message | Sequence[Message]) -> None:
         data = encode(message) + b"\n"
-        if self._closed:
-            raise ConnectionClosed("the transport is closed")
-        try:
-            _write_all(self._out, data)
-        except OSError as exc:
-            raise ConnectionLost(f"stdout is closed: {exc}") from exc
+        with self._write_lock:
+            if self._closed:
+                raise ConnectionClosed("the transport is closed")
+            try:
+                _write_all(self._out, data)
+            except OSError as exc:
+                raise ConnectionLost(f"stdout is closed: {exc}") from exc
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        # Locked: the reader (at EOF) and the owner may close at the same moment, and the
+        # saved descriptors must be restored and closed exactly once.
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._close()
+
+    def _close(self) -> None:
         self._reader.close()
-        if self._owns_out:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stdout.flush()
-            os.dup2(self._saved_stdout, self._guarded_fd)
-            os.close(self._saved_stdout)
-            os.close(self._out)
+        if not self._owns_out:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(self._saved_stdout, self._guarded_fd)
+        os.close(self._saved_stdout)
+        # A write blocked on a client that stopped reading keeps the descriptor; it is
+        # left open rather than closed under the write.
+        if self._write_lock.acquire(timeout=_CLOSE_WRITE_WAIT):
+            try:
+                os.close(self._out)
+            finally:
+                self._write_lock.release()
+        else:
+            log.warning("a write to stdout is blocked; leaving its descriptor open")
