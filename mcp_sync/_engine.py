@@ -26,10 +26,15 @@ Locks: ``_lock`` guards the session, the pending table and the serving table; it
 held while writing or running user code. ``_write_lock`` makes each message one write.
 Answers and progress take ``_write_lock`` first and then ``_lock`` (never the other way
 round), so the order the session decides them in is the order they reach the wire.
+
+A peer that stops reading can block a write for good. Timeouts still hold: a caller waits
+for the write lock only until its own deadline, and the watchdog never waits for it at
+all: it queues its cancellations, and whoever holds the lock sends them on release.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import heapq
 import itertools
@@ -90,6 +95,7 @@ class _Call:
     timeout: float | None
     deadline: float | None
     hard_deadline: float | None
+    sent: bool = False  # set under _lock just before the request is written
 
 
 class _BatchReply:
@@ -165,6 +171,7 @@ class Engine:
         self._join_timeout = join_timeout
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._cancels: collections.deque[Notification] = collections.deque()
         self._pending: dict[RequestId, _Call] = {}
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
@@ -286,7 +293,7 @@ class Engine:
             if deadline is not None:
                 self._schedule(call, deadline)
         try:
-            self._write(request)
+            self._send_call(call, request, timeout)
         except BaseException as exc:
             # Never sent: forget the id, or its deadline would later cancel a request the
             # peer never saw (CANCEL-2).
@@ -312,11 +319,19 @@ class Engine:
 
         with self._lock:
             call = self._pending.pop(request_id, None)
-            notification = self.session.cancel(request_id, reason)
+            notification = self._give_up(call, reason) if call is not None else None
         if call is not None:
             _fail(call.future, RequestCancelled(reason or "the request was cancelled"))
         if notification is not None:
             self._try_write(notification)
+
+    def _give_up(self, call: _Call, reason: str | None) -> Notification | None:
+        # Called with _lock held. A request still waiting to be written is simply not
+        # sent; only one the peer may have seen is cancelled (CANCEL-2).
+        if not call.sent:
+            self.session.forget(call.request_id)
+            return None
+        return self.session.cancel(call.request_id, reason)
 
     def _ended_error(self) -> McpError:
         ended = self._ended
@@ -325,9 +340,43 @@ class Engine:
         error.__cause__ = ended.__cause__
         return error
 
+    def _send_call(self, call: _Call, request: Request, timeout: float | None) -> None:
+        # The wait for the write lock is bounded by the call's own timeout, so a write
+        # stuck on a peer that stopped reading cannot hold every other caller forever.
+        if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise RequestTimeout(f"could not send within {timeout}s: an earlier write is stuck")
+        try:
+            with self._lock:
+                if self._pending.get(request.id) is not call:
+                    return  # it timed out, or the connection ended, while it waited
+                call.sent = True
+            self.transport.write(request)
+        finally:
+            self._write_lock.release()
+            self._flush_cancels()
+
     def _write(self, message: Message | Sequence[Message]) -> None:
-        with self._write_lock:
-            self.transport.write(message)
+        try:
+            with self._write_lock:
+                self.transport.write(message)
+        finally:
+            self._flush_cancels()
+
+    def _flush_cancels(self) -> None:
+        # Never blocks. Whoever holds the write lock now calls this after releasing it,
+        # and sees anything queued before our failed acquire.
+        while self._cancels:
+            if not self._write_lock.acquire(blocking=False):
+                return
+            try:
+                while self._cancels:
+                    notification = self._cancels.popleft()
+                    try:
+                        self.transport.write(notification)
+                    except McpError as exc:
+                        log.debug("could not write %r: %s", notification, exc)
+            finally:
+                self._write_lock.release()
 
     def _try_write(self, message: Message | Sequence[Message]) -> None:
         try:
@@ -369,15 +418,15 @@ class Engine:
                     del self._pending[call.request_id]
                     expired.append(call)
                 wait = self._deadlines[0][0] - now if self._deadlines else None
-                notifications = [self.session.cancel(call.request_id, "timed out")
-                                 for call in expired]
+                notifications = [self._give_up(call, "timed out") for call in expired]
                 if not expired:
                     self._deadline_cond.wait(wait)
             for call, notification in zip(expired, notifications, strict=False):
                 _fail(call.future, RequestTimeout(
                     f"no answer to request {call.request_id!r} within {call.timeout}s"))
                 if notification is not None:
-                    self._try_write(notification)
+                    self._cancels.append(notification)
+            self._flush_cancels()
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -535,6 +584,7 @@ class Engine:
                         flush = batch.answers
             if answer is not None:
                 self._write_answer(incoming, answer)
+        self._flush_cancels()  # an early return means the connection ended: none are due
         if flush is not None:
             self._try_write(flush)
 
@@ -553,18 +603,21 @@ class Engine:
 
     def _send_progress(self, incoming: IncomingRequest, progress: float,
                        total: float | None, message: str | None) -> bool:
-        with self._write_lock:  # ordered against the answer; see _finish
-            with self._lock:
-                if self._ended is not None:
+        try:
+            with self._write_lock:  # ordered against the answer; see _finish
+                with self._lock:
+                    if self._ended is not None:
+                        return False
+                    notification = self.session.progress(incoming.id, progress, total, message)
+                if notification is None:
                     return False
-                notification = self.session.progress(incoming.id, progress, total, message)
-            if notification is None:
-                return False
-            try:
-                self.transport.write(notification)
-            except McpError as exc:
-                log.debug("could not send progress for %r: %s", incoming.id, exc)
-        return True
+                try:
+                    self.transport.write(notification)
+                except McpError as exc:
+                    log.debug("could not send progress for %r: %s", incoming.id, exc)
+            return True
+        finally:
+            self._flush_cancels()
 
 
 def _complete(future: Future[dict[str, Any]], event: ResponseReceived) -> None:

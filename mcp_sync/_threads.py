@@ -34,7 +34,13 @@ class ThreadGroup:
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
-        thread.start()
+        try:
+            thread.start()
+        except BaseException:
+            # Out of threads: a thread that never started must not be joined later.
+            with self._lock:
+                self._threads.remove(thread)
+            raise
         return thread
 
     def join(self, timeout: float) -> list[threading.Thread]:
@@ -89,7 +95,11 @@ class WorkerPool:
                 return True
             if self._workers < self._max_workers:
                 self._workers += 1
-                self._group.start(f"{self._role}-{self._workers}", self._work)
+                try:
+                    self._group.start(f"{self._role}-{self._workers}", self._work)
+                except BaseException:
+                    self._workers -= 1
+                    raise
         return True
 
     def _work(self) -> None:

@@ -218,6 +218,11 @@ class Client:
             CapabilityError: the server did not declare what ``method`` needs (CAPS-5).
             ConnectionClosed, ConnectionLost: the connection is over.
         """
+        return self._typed_async(self._send(method, params, timeout, on_progress), _same)
+
+    def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
+              on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
+        # The engine's own Future: completed on the reader thread, so never handed out.
         return self._engine.request(
             method, params, timeout=self.timeout if timeout is None else timeout,
             on_progress=on_progress, max_timeout=self.max_timeout)
@@ -234,9 +239,7 @@ class Client:
             CapabilityError: the server did not declare what ``method`` needs.
         """
         timeout = self.timeout if timeout is None else timeout
-        future = self.send_request_async(method, params, timeout=timeout,
-                                         on_progress=on_progress)
-        return self._wait(future, timeout)
+        return self._wait(self._send(method, params, timeout, on_progress), timeout)
 
     def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
         # The engine's watchdog ends every call at its deadline; the margin only guards
@@ -266,10 +269,15 @@ class Client:
 
         def dispatch(done: Future[dict[str, Any]]) -> None:
             # Never run user callbacks on the reader thread that completed ``done``.
-            if self._callback_executor is not None:
-                self._callback_executor.submit(transfer, done)
-            elif not self._callbacks.submit(transfer, done):
-                transfer(done)
+            try:
+                if self._callback_executor is not None:
+                    self._callback_executor.submit(transfer, done)
+                    return
+                if self._callbacks.submit(transfer, done):
+                    return
+            except RuntimeError:  # the executor was shut down: complete here rather than never
+                log.warning("callback executor refused work; completing on the reader thread")
+            transfer(done)
 
         future.add_done_callback(dispatch)
         return outer
@@ -329,8 +337,7 @@ class Client:
                         on_progress: ProgressCallback | None = None,
                         ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool`, returning a Future at once."""
-        future = self.send_request_async("tools/call", _call_params(name, arguments),
-                                         timeout=timeout, on_progress=on_progress)
+        future = self._send("tools/call", _call_params(name, arguments), timeout, on_progress)
         return self._typed_async(future, lambda raw: from_wire(raw, types.CallToolResult))
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -345,6 +352,10 @@ class Client:
     def _notification(self, notification: Notification) -> None:
         if self._on_notification is not None:
             self._on_notification(notification.method, notification.params or {})
+
+
+def _same(result: dict[str, Any]) -> dict[str, Any]:
+    return result
 
 
 def _call_params(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

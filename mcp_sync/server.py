@@ -13,6 +13,7 @@ import inspect
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 import attrs
@@ -24,7 +25,13 @@ from ._engine import Engine, IncomingRequest
 from ._protocol import Role, Session, State
 from ._schema import FunctionSignature, inspect_function
 from .context import Context
-from .errors import CapabilityError, InvalidParams, LocalProtocolError, McpError
+from .errors import (
+    CapabilityError,
+    InvalidParams,
+    LocalProtocolError,
+    McpError,
+    RequestTimeout,
+)
 from .jsonrpc import Notification
 from .transports.base import Transport
 
@@ -254,7 +261,14 @@ class ServerConnection:
         """Send a request to the client and wait for its result."""
         timeout = self.server.timeout if timeout is None else timeout
         future = self.engine.request(method, params, timeout=timeout)
-        return future.result()
+        try:
+            # The engine's watchdog ends the call at its deadline; the margin only guards
+            # against the watchdog itself being gone.
+            return future.result(timeout + 5.0)
+        except FutureTimeout as exc:
+            if isinstance(exc, McpError):
+                raise
+            raise RequestTimeout(f"no answer to {method} from the client") from None
 
     def ping(self, timeout: float | None = None) -> None:
         """Ping the client (PING-1) and wait for its empty answer."""

@@ -273,3 +273,29 @@ def test_call_tool_async_errors_arrive_on_the_future() -> None:
         future = client.call_tool_async("missing")
         with pytest.raises(RpcError, match="Unknown tool"):
             future.result(5)
+
+
+def test_send_request_async_callbacks_never_run_on_the_reader() -> None:
+    """The reader never runs user code: a done-callback may even block on another call."""
+    server = Server("s")
+    with open_client(server) as client:
+        nested: list[Any] = []
+        done = threading.Event()
+
+        def callback(future: Any) -> None:
+            nested.append(threading.current_thread().name)
+            client.ping(timeout=2)  # would deadlock if we were on the reader thread
+            done.set()
+
+        client.send_request_async("ping").add_done_callback(callback)
+        assert done.wait(5)
+        assert "reader" not in nested[0]
+
+
+def test_shut_down_callback_executor_still_completes_the_future() -> None:
+    server = Server("s")
+    executor = ThreadPoolExecutor(1)
+    executor.shutdown()
+    with open_client(server, callback_executor=executor) as client:
+        with pytest.raises(RpcError):
+            client.call_tool_async("nope").result(5)
