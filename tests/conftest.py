@@ -165,8 +165,10 @@ def _no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
         thread.join(5.0)
     alive = [t.name for t in new_threads if t.is_alive()]
     assert not alive, f"threads left running: {alive}"
-    gc.collect()
     leaked_fds = _open_fds() - fds_before
+    if leaked_fds:  # an object awaiting collection may still hold one
+        gc.collect()
+        leaked_fds = _open_fds() - fds_before
     details = {fd: _describe_fd(fd) for fd in leaked_fds}
     details = {fd: what for fd, what in details.items() if what is not None}
     assert not details, f"file descriptors left open: {details}"
