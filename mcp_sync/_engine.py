@@ -251,8 +251,12 @@ class Engine:
         on_progress: ProgressCallback | None = None,
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
+        related_to: RequestId | None = None,
     ) -> Future[dict[str, Any]]:
         """Send a request; the Future holds its result dict or the error to raise.
+
+        ``related_to`` names the peer's request that this one is part of (a tool asking
+        the client for sampling); transports that keep a channel per request use it.
 
         With ``timeout`` the call fails with RequestTimeout when it passes, and the peer is
         sent ``notifications/cancelled``. Progress pushes the deadline back by ``timeout``
@@ -266,7 +270,8 @@ class Engine:
         return self.start_request(
             lambda session: session.request(method, params, progress=on_progress is not None),
             timeout=timeout, on_progress=on_progress,
-            progress_resets_timeout=progress_resets_timeout, max_timeout=max_timeout)
+            progress_resets_timeout=progress_resets_timeout, max_timeout=max_timeout,
+            related_to=related_to)
 
     def start_request(
         self,
@@ -276,6 +281,7 @@ class Engine:
         on_progress: ProgressCallback | None = None,
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
+        related_to: RequestId | None = None,
     ) -> Future[dict[str, Any]]:
         """Like :meth:`request`, with the request built by the session under our lock."""
         future: Future[dict[str, Any]] = Future()
@@ -293,7 +299,7 @@ class Engine:
             if deadline is not None:
                 self._schedule(call, deadline)
         try:
-            self._send_call(call, request, timeout)
+            self._send_call(call, request, timeout, related_to)
         except BaseException as exc:
             # Never sent: forget the id, or its deadline would later cancel a request the
             # peer never saw (CANCEL-2).
@@ -305,13 +311,28 @@ class Engine:
             _fail(future, exc)
         return future
 
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification (checked by the session first)."""
+    def restart_session(self, error: McpError) -> None:
+        """Put the session back to NEW for a fresh handshake (HTTP-35).
+
+        Calls still pending on the old session fail with ``error``.
+        """
+        with self._lock:
+            if self._ended is not None:
+                raise self._ended_error()
+            forgotten = self.session.restart()
+            calls = [self._pending.pop(request_id) for request_id in forgotten
+                     if request_id in self._pending]
+        for call in calls:
+            _fail(call.future, error)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None, *,
+               related_to: RequestId | None = None) -> None:
+        """Send a notification (checked by the session first); see :meth:`request`."""
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()
             notification = self.session.notification(method, params)
-        self._write(notification)
+        self._write(notification, related_to)
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
         """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
@@ -340,7 +361,8 @@ class Engine:
         error.__cause__ = ended.__cause__
         return error
 
-    def _send_call(self, call: _Call, request: Request, timeout: float | None) -> None:
+    def _send_call(self, call: _Call, request: Request, timeout: float | None,
+                   related_to: RequestId | None) -> None:
         # The wait for the write lock is bounded by the call's own timeout, so a write
         # stuck on a peer that stopped reading cannot hold every other caller forever.
         if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
@@ -350,15 +372,16 @@ class Engine:
                 if self._pending.get(request.id) is not call:
                     return  # it timed out, or the connection ended, while it waited
                 call.sent = True
-            self.transport.write(request)
+            self.transport.write(request, related_to=related_to)
         finally:
             self._write_lock.release()
             self._flush_cancels()
 
-    def _write(self, message: Message | Sequence[Message]) -> None:
+    def _write(self, message: Message | Sequence[Message],
+               related_to: RequestId | None = None) -> None:
         try:
             with self._write_lock:
-                self.transport.write(message)
+                self.transport.write(message, related_to=related_to)
         finally:
             self._flush_cancels()
 
@@ -612,7 +635,7 @@ class Engine:
                 if notification is None:
                     return False
                 try:
-                    self.transport.write(notification)
+                    self.transport.write(notification, related_to=incoming.id)
                 except McpError as exc:
                     log.debug("could not send progress for %r: %s", incoming.id, exc)
             return True

@@ -100,6 +100,8 @@ class _Input(enum.Enum):
     INITIALIZE_FAILED = "initialize failed"
     SEND_INITIALIZED = "send initialized"
     RECEIVE_INITIALIZED = "receive initialized"
+    ASSUME_INITIALIZED = "assume initialized"
+    RESTART = "restart"
     CLOSE = "close"
 
 
@@ -111,10 +113,15 @@ _TRANSITIONS: dict[tuple[Role, State, _Input], State] = {
     (_C, State.INITIALIZED, _Input.SEND_INITIALIZED): State.OPERATING,
     (_S, State.NEW, _Input.RECEIVE_INITIALIZE): State.INITIALIZED,
     (_S, State.INITIALIZED, _Input.RECEIVE_INITIALIZED): State.OPERATING,
+    # Stateless HTTP: every POST is served by a fresh session that skips the handshake.
+    (_S, State.NEW, _Input.ASSUME_INITIALIZED): State.OPERATING,
 }
 for _role in Role:
     for _state in State:
         _TRANSITIONS[(_role, _state, _Input.CLOSE)] = State.CLOSED
+# HTTP-35: after the server forgot our session, the client starts over with initialize.
+for _state in (State.INITIALIZING, State.INITIALIZED, State.OPERATING):
+    _TRANSITIONS[(_C, _state, _Input.RESTART)] = State.NEW
 
 
 # --- events: what an incoming message means -------------------------------------------
@@ -305,6 +312,36 @@ class Session:
         self._move(_Input.CLOSE)
         self._outgoing.clear()
         self._serving.clear()
+
+    def assume_initialized(self, version: str,
+                           capabilities: types.ClientCapabilities | None = None) -> None:
+        """Serve without a handshake, as if ``initialize`` had offered ``version``.
+
+        For stateless HTTP, where each POST stands alone and carries at most an
+        ``MCP-Protocol-Version`` header.
+        """
+        if version not in self.versions:
+            raise LocalProtocolError(f"unsupported protocol version {version!r}")
+        self._move(_Input.ASSUME_INITIALIZED)
+        self.negotiated_version = version
+        self.profile = profile_for(version)
+        self.peer_capabilities = capabilities or types.ClientCapabilities()
+
+    def restart(self) -> list[RequestId]:
+        """Go back to NEW to initialize again (HTTP-35); returns the forgotten request ids.
+
+        The id counter is kept, so no id is ever reused (AMBIG-20).
+        """
+        self._move(_Input.RESTART)
+        forgotten = list(self._outgoing)
+        self._outgoing.clear()
+        self._serving.clear()
+        self.negotiated_version = None
+        self.profile = None
+        self.peer_info = None
+        self.peer_capabilities = None
+        self.peer_instructions = None
+        return forgotten
 
     def initialize_request(self) -> Request:
         """The client's ``initialize`` request (LIFECYCLE-2), offering our newest version."""

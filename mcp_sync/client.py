@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -22,7 +23,7 @@ from ._protocol import Role, Session
 from ._threads import ThreadGroup, WorkerPool
 from ._version import __version__
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
-from .errors import McpError, MethodNotFound, RequestTimeout
+from .errors import McpError, MethodNotFound, RequestTimeout, SessionExpired
 from .jsonrpc import Notification
 from .transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 
@@ -96,6 +97,8 @@ class Client:
         self._threads = ThreadGroup("client-callbacks")
         self._callbacks = WorkerPool(self._threads, "callbacks", 1)
         self._init_result: types.InitializeResult | None = None
+        self._generation = 0  # counts sessions, so one expiry starts one new session
+        self._renew_lock = threading.Lock()
         self._engine.start()
         try:
             self._initialize()
@@ -239,7 +242,25 @@ class Client:
             CapabilityError: the server did not declare what ``method`` needs.
         """
         timeout = self.timeout if timeout is None else timeout
+        generation = self._generation
+        try:
+            return self._wait(self._send(method, params, timeout, on_progress), timeout)
+        except SessionExpired:
+            # HTTP-35: the server forgot our session. Start a new one; repeat only calls
+            # that cannot change anything at the server.
+            self._renew_session(generation)
+            if method not in _SAFE_TO_REPEAT:
+                raise
         return self._wait(self._send(method, params, timeout, on_progress), timeout)
+
+    def _renew_session(self, generation: int) -> None:
+        with self._renew_lock:
+            if self._generation != generation:
+                return  # another thread already started the new session
+            log.info("the server ended our session; initializing a new one")
+            self._engine.restart_session(SessionExpired("the server ended the session"))
+            self._initialize()
+            self._generation += 1
 
     def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
         # The engine's watchdog ends every call at its deadline; the margin only guards
@@ -352,6 +373,13 @@ class Client:
     def _notification(self, notification: Notification) -> None:
         if self._on_notification is not None:
             self._on_notification(notification.method, notification.params or {})
+
+
+#: Requests that change nothing at the server, repeated once in a new session (HTTP-35).
+_SAFE_TO_REPEAT = frozenset({
+    "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
+    "prompts/list", "prompts/get", "completion/complete",
+})
 
 
 def _same(result: dict[str, Any]) -> dict[str, Any]:

@@ -82,4 +82,5 @@ class Context:
             RpcError: the client answered with an error.
             RequestTimeout: no answer within ``timeout`` (the server's default if None).
         """
-        return self._connection.send_request(method, params, timeout=timeout)
+        return self._connection.send_request(method, params, timeout=timeout,
+                                             related_to=self._incoming.id)

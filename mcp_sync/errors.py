@@ -33,6 +33,7 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "RpcError",
+    "SessionExpired",
     "error_code_from_int",
 ]
 
@@ -148,6 +149,17 @@ _BY_CODE: dict[int, type[RpcError]] = {
     for cls in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError,
                 ResourceNotFound)
 }
+
+
+class SessionExpired(RpcError):
+    """The HTTP server no longer knows our session (it answered 404, HTTP-34/35).
+
+    The client has started a new session; the call that met the expiry was not
+    repeated, because repeating a tool call behind the caller's back could do its work
+    twice. Never sent on the wire.
+    """
+
+    code = -32000
 
 
 class ConnectionClosed(McpError):

@@ -32,7 +32,7 @@ from .errors import (
     McpError,
     RequestTimeout,
 )
-from .jsonrpc import Notification
+from .jsonrpc import Notification, RequestId
 from .transports.base import Transport
 
 __all__ = ["Server", "ServerConnection"]
@@ -170,9 +170,18 @@ class Server:
         """What this server declares in ``initialize``."""
         return types.ServerCapabilities(tools=types.ToolsCapability(list_changed=True))
 
-    def connect(self, transport: Transport) -> ServerConnection:
-        """Serve one client over ``transport`` on background threads, starting now."""
+    def connect(self, transport: Transport, *,
+                assume_version: str | None = None) -> ServerConnection:
+        """Serve one client over ``transport`` on background threads, starting now.
+
+        Args:
+            transport: the connection to the client.
+            assume_version: serve at once, as if the client had initialized with this
+                protocol version; for stateless HTTP, where no handshake precedes a POST.
+        """
         connection = ServerConnection(self, transport)
+        if assume_version is not None:
+            connection.session.assume_initialized(assume_version)
         with self._lock:
             self._connections.add(connection)
         connection._start()
@@ -257,10 +266,14 @@ class ServerConnection:
         self.server._forget(self)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                     timeout: float | None = None) -> dict[str, Any]:
-        """Send a request to the client and wait for its result."""
+                     timeout: float | None = None,
+                     related_to: RequestId | None = None) -> dict[str, Any]:
+        """Send a request to the client and wait for its result.
+
+        ``related_to`` is the id of the client's request this one serves, if any.
+        """
         timeout = self.server.timeout if timeout is None else timeout
-        future = self.engine.request(method, params, timeout=timeout)
+        future = self.engine.request(method, params, timeout=timeout, related_to=related_to)
         try:
             # The engine's watchdog ends the call at its deadline; the margin only guards
             # against the watchdog itself being gone.

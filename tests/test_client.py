@@ -299,3 +299,60 @@ def test_shut_down_callback_executor_still_completes_the_future() -> None:
     with open_client(server, callback_executor=executor) as client:
         with pytest.raises(RpcError):
             client.call_tool_async("nope").result(5)
+
+
+class ExpiringTransport:
+    """Wraps a memory transport the way an HTTP transport reports a 404 for our session:
+    an answer with code -32000 becomes the local SessionExpired error."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def read(self) -> Any:
+        from mcp_sync.errors import SessionExpired
+        from mcp_sync.jsonrpc import ErrorResponse
+
+        incoming = self.inner.read()
+        if isinstance(incoming, ErrorResponse) and incoming.code == -32000:
+            return ErrorResponse(incoming.id, SessionExpired("404"))
+        return incoming
+
+    def write(self, message: Any, *, related_to: Any = None) -> None:
+        self.inner.write(message)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_expired_session_is_renewed_and_safe_calls_repeated_http_35(fake: Any) -> None:
+    """HTTP-35: after the server forgets the session the client initializes again; a
+    list call is repeated once, a tool call raises SessionExpired and is not repeated."""
+    from mcp_sync.errors import SessionExpired
+
+    methods: list[str] = []
+
+    def expire(peer: RawPeer) -> None:
+        request = peer.receive()
+        methods.append(request["method"])
+        peer.send({"jsonrpc": "2.0", "id": request["id"],
+                   "error": {"code": -32000, "message": "session expired"}})
+
+    def script(peer: RawPeer) -> None:
+        answer_initialize(peer, initialize_result())
+        peer.receive()  # initialized
+        for _ in range(2):
+            expire(peer)  # the call meets the expired session
+            methods.append(answer_initialize(peer, initialize_result())["method"])
+            methods.append(peer.receive()["method"])  # initialized again
+        request = peer.receive()  # the repeated tools/list
+        methods.append(request["method"])
+        peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": []}})
+
+    server = fake(script)
+    with Client(ExpiringTransport(server.peer.transport)) as client:  # type: ignore[arg-type]
+        with pytest.raises(SessionExpired):
+            client.call_tool("x")
+        assert client.list_tools() == []
+    server.finish()
+    assert methods == ["tools/call", "initialize", "notifications/initialized",
+                       "tools/list", "initialize", "notifications/initialized", "tools/list"]

@@ -57,7 +57,7 @@ class Recording(Transport):
                 self._changed.notify_all()
         return incoming
 
-    def write(self, message: Message | Any) -> None:
+    def write(self, message: Message | Any, *, related_to: Any = None) -> None:
         self.inner.write(message)
         with self._changed:
             self.written.extend(message if isinstance(message, (list, tuple)) else [message])
@@ -813,7 +813,7 @@ class StuckWrites(Recording):
         self.entered = threading.Event()
         self.gate = threading.Event()
 
-    def write(self, message: Message | Any) -> None:
+    def write(self, message: Message | Any, *, related_to: Any = None) -> None:
         if (isinstance(message, Request) and message.params is not None
                 and (message.params.get("arguments") or {}).get("value") == "stick"):
             self.entered.set()

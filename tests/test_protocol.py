@@ -1275,7 +1275,8 @@ def test_transition_table_exhaustive(role: Role, state: State, step: _Input) -> 
 
 
 def test_transition_table_shape() -> None:
-    """LIFECYCLE-2/3/4: the lifecycle as the spec draws it, and close from anywhere."""
+    """LIFECYCLE-2/3/4: the lifecycle as the spec draws it, close from anywhere, the
+    stateless server's skipped handshake and the client's restart after HTTP-35."""
     moves = {key: target for key, target in _TRANSITIONS.items() if key[2] is not _Input.CLOSE}
     assert moves == {
         (Role.CLIENT, State.NEW, _Input.SEND_INITIALIZE): State.INITIALIZING,
@@ -1284,6 +1285,10 @@ def test_transition_table_shape() -> None:
         (Role.CLIENT, State.INITIALIZED, _Input.SEND_INITIALIZED): State.OPERATING,
         (Role.SERVER, State.NEW, _Input.RECEIVE_INITIALIZE): State.INITIALIZED,
         (Role.SERVER, State.INITIALIZED, _Input.RECEIVE_INITIALIZED): State.OPERATING,
+        (Role.SERVER, State.NEW, _Input.ASSUME_INITIALIZED): State.OPERATING,
+        (Role.CLIENT, State.INITIALIZING, _Input.RESTART): State.NEW,
+        (Role.CLIENT, State.INITIALIZED, _Input.RESTART): State.NEW,
+        (Role.CLIENT, State.OPERATING, _Input.RESTART): State.NEW,
     }
     assert all(_TRANSITIONS[(role, state, _Input.CLOSE)] is State.CLOSED
                for role in Role for state in State)
@@ -1490,3 +1495,36 @@ class CancelRaces(RuleBasedStateMachine):
 
 CancelRaces.TestCase.settings = settings(max_examples=150, stateful_step_count=40)
 TestCancelRaces = CancelRaces.TestCase
+
+
+def test_restart_keeps_ids_unique_and_allows_a_new_handshake_http_35() -> None:
+    """HTTP-35, AMBIG-20: a restarted client initializes again; ids keep counting up."""
+    client = Session(Role.CLIENT, info=types.Implementation(name="c", version="1"),
+                     capabilities=types.ClientCapabilities())
+    server = Session(Role.SERVER, info=types.Implementation(name="s", version="1"),
+                     capabilities=types.ServerCapabilities(tools=types.ToolsCapability()),
+                     served_methods=("tools/list",))
+    first = client.initialize_request()
+    reply = server.receive(first)
+    assert isinstance(reply, Reply) and isinstance(reply.message, Response)
+    client.receive(reply.message)
+    client.initialized_notification()
+    pending = client.request("tools/list")
+    assert client.restart() == [pending.id]
+    assert client.state is State.NEW and client.negotiated_version is None
+    again = client.initialize_request()
+    assert again.id not in (first.id, pending.id)
+
+
+def test_assume_initialized_serves_without_a_handshake() -> None:
+    """Stateless HTTP: a fresh server session serves a request at once."""
+    server = Session(Role.SERVER, info=types.Implementation(name="s", version="1"),
+                     capabilities=types.ServerCapabilities(tools=types.ToolsCapability()),
+                     served_methods=("tools/list",))
+    server.assume_initialized("2025-03-26")
+    event = server.receive(Request(1, "tools/list"))
+    assert isinstance(event, RequestReceived)
+    assert server.profile is not None and server.profile.batching
+    with pytest.raises(LocalProtocolError):
+        Session(Role.SERVER, info=types.Implementation(name="s", version="1"),
+                capabilities=types.ServerCapabilities()).assume_initialized("2099-01-01")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from ..jsonrpc import Incoming, Message
+from ..jsonrpc import Incoming, Message, RequestId
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Transport"]
 
@@ -29,8 +29,14 @@ class Transport(abc.ABC):
         """
 
     @abc.abstractmethod
-    def write(self, message: Message | Sequence[Message]) -> None:
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
         """Send one message, or a batch given as a sequence, as a single frame.
+
+        ``related_to`` is the id of the peer's request that a request or notification
+        belongs to (progress, or a tool's own request to the client), if any. Transports
+        with one channel per request (Streamable HTTP) send it there; others ignore it.
+        Responses are routed by their own id.
 
         Raises:
             ConnectionLost: the peer is gone.

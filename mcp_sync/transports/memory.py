@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from ..errors import ConnectionClosed, ConnectionLost
-from ..jsonrpc import Incoming, Message, decode, encode
+from ..jsonrpc import Incoming, Message, RequestId, decode, encode
 from .base import Transport
 
 __all__ = ["MemoryTransport", "memory_pair"]
@@ -56,7 +56,8 @@ class MemoryTransport(Transport):
             return None
         return frame
 
-    def write(self, message: Message | Sequence[Message]) -> None:
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
         self.write_frame(encode(message))
 
     def write_frame(self, frame: bytes) -> None:

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from .._threads import ThreadGroup
 from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest
-from ..jsonrpc import Incoming, Invalid, Message, decode, encode
+from ..jsonrpc import Incoming, Invalid, Message, RequestId, decode, encode
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 
 __all__ = ["LineReader", "StdioClientTransport", "StdioServerTransport"]
@@ -259,7 +259,8 @@ class StdioClientTransport(Transport):
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
-    def write(self, message: Message | Sequence[Message]) -> None:
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
         data = encode(message) + b"\n"
         with self._write_lock:
             if self._closed:
@@ -368,7 +369,8 @@ class StdioServerTransport(Transport):
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
-    def write(self, message: Message | Sequence[Message]) -> None:
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
         data = encode(message) + b"\n"
         with self._write_lock:
             if self._closed:
