@@ -296,9 +296,8 @@ def test_shut_down_callback_executor_still_completes_the_future() -> None:
     server = Server("s")
     executor = ThreadPoolExecutor(1)
     executor.shutdown()
-    with open_client(server, callback_executor=executor) as client:
-        with pytest.raises(RpcError):
-            client.call_tool_async("nope").result(5)
+    with open_client(server, callback_executor=executor) as client, pytest.raises(RpcError):
+        client.call_tool_async("nope").result(5)
 
 
 class ExpiringTransport:
