@@ -1,0 +1,136 @@
+"""Server-sent events framing, both ways, without I/O.
+
+:func:`format_event` turns one message into the bytes of one event; :class:`SseParser`
+turns bytes, fed in whatever pieces they arrive, back into :class:`SseEvent` objects,
+following the WHATWG event-stream rules: ``data`` lines joined with newlines, comments
+(lines starting with ``:``) ignored, ``id`` kept across events until changed, ``retry``
+as a reconnection delay, CRLF, CR and LF all ending a line, a leading BOM dropped.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["SseEvent", "SseParser", "format_comment", "format_event"]
+
+
+@attrs.frozen
+class SseEvent:
+    """One dispatched event. ``id`` is the stream's last event id when it was dispatched."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def format_event(data: str, *, event: str | None = "message", event_id: str | None = None,
+                 retry: int | None = None) -> bytes:
+    """The bytes of one event; multi-line ``data`` becomes several ``data:`` lines."""
+    lines = []
+    if event_id is not None:
+        if "\n" in event_id or "\r" in event_id or "\0" in event_id:
+            raise ValueError("an event id may not contain a newline or NUL")
+        lines.append(f"id: {event_id}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    if retry is not None:
+        lines.append(f"retry: {int(retry)}")
+    for line in data.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        lines.append(f"data: {line}")
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def format_comment(text: str = "") -> bytes:
+    """A comment line: ignored by parsers, useful to keep a connection alive."""
+    return f": {text}\n\n".encode()
+
+
+class SseParser:
+    """Incremental event-stream parser: :meth:`feed` bytes, get complete events.
+
+    Args:
+        max_event_size: the most bytes one event may collect before :meth:`feed` raises
+            ``ValueError``, so a peer cannot make us buffer without bound.
+    """
+
+    def __init__(self, max_event_size: int = 128 * 1024 * 1024) -> None:
+        self.max_event_size = max_event_size
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+        self._pending = b""
+        self._started = False
+        self._data: list[str] = []
+        self._data_size = 0
+        self._event = ""
+        self._saw_cr = False
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """Parse ``chunk``; returns the events it completed (possibly none)."""
+        if not self._started and chunk:
+            buffer = self._pending + chunk
+            if len(buffer) < 3 and b"\xef\xbb\xbf".startswith(buffer):
+                self._pending = buffer
+                return []
+            self._started = True
+            self._pending = b""
+            chunk = buffer[3:] if buffer.startswith(b"\xef\xbb\xbf") else buffer
+        if self._saw_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split across two chunks
+        self._saw_cr = False
+        buffer = self._pending + chunk
+        events: list[SseEvent] = []
+        start = 0
+        length = len(buffer)
+        while start < length:
+            cr = buffer.find(b"\r", start)
+            lf = buffer.find(b"\n", start)
+            if cr == -1 and lf == -1:
+                break
+            if cr == -1 or (lf != -1 and lf < cr):
+                end, next_start = lf, lf + 1
+            else:
+                end = cr
+                if cr + 1 < length:
+                    next_start = cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
+                else:
+                    next_start = cr + 1
+                    self._saw_cr = True
+            event = self._line(buffer[start:end].decode("utf-8", "replace"))
+            if event is not None:
+                events.append(event)
+            start = next_start
+        self._pending = buffer[start:]
+        if len(self._pending) + self._data_size > self.max_event_size:
+            raise ValueError(f"an event exceeds {self.max_event_size} bytes")
+        return events
+
+    def _line(self, line: str) -> SseEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        field, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+            self._data_size += len(value) + 1
+            if self._data_size > self.max_event_size:
+                raise ValueError(f"an event exceeds {self.max_event_size} bytes")
+        elif field == "event":
+            self._event = value
+        elif field == "id":
+            if "\0" not in value:
+                self.last_event_id = value
+        elif field == "retry" and value.isdigit():
+            self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        data, event = self._data, self._event
+        self._data, self._data_size, self._event = [], 0, ""
+        if not data:
+            return None
+        return SseEvent(data="\n".join(data), event=event or "message",
+                        id=self.last_event_id, retry=self.retry)
