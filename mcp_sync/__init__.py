@@ -4,10 +4,13 @@ A blocking, thread-based MCP client and server over stdio (and, soon, Streamable
 for programs that do not run an event loop.
 """
 
+from . import content as content
 from . import errors as errors
 from . import types as types
 from ._version import __version__ as __version__
 from .client import Client as Client
+from .content import Audio as Audio
+from .content import Image as Image
 from .context import Context as Context
 from .errors import (
     CapabilityError as CapabilityError,
@@ -33,21 +36,40 @@ from .errors import (
 from .errors import (
     RpcError as RpcError,
 )
+from .errors import (
+    SamplingRejected as SamplingRejected,
+)
+from .errors import (
+    SessionExpired as SessionExpired,
+)
+from .errors import (
+    ToolCallDenied as ToolCallDenied,
+)
+from .server import McpLogHandler as McpLogHandler
 from .server import Server as Server
+from .server import ServerConnection as ServerConnection
 
 __all__ = [
+    "Audio",
     "CapabilityError",
     "Client",
     "ConnectionClosed",
     "ConnectionLost",
     "Context",
+    "Image",
     "McpError",
+    "McpLogHandler",
     "ProtocolVersionError",
     "RequestCancelled",
     "RequestTimeout",
     "RpcError",
+    "SamplingRejected",
     "Server",
+    "ServerConnection",
+    "SessionExpired",
+    "ToolCallDenied",
     "__version__",
+    "content",
     "errors",
     "types",
 ]

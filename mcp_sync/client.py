@@ -4,6 +4,10 @@ A :class:`Client` connects and initializes as it is created, so a client you hol
 always ready. It may be shared by any number of threads; their calls pipeline over the
 one connection. ``*_async`` methods return a ``concurrent.futures.Future`` instead of
 blocking, for code (a GUI event loop) that must not wait.
+
+The typed request methods live in :mod:`mcp_sync._client_requests`; what the client does
+for its server (sampling, roots, notification callbacks) in
+:mod:`mcp_sync._client_handlers`. This module holds the connection itself.
 """
 
 from __future__ import annotations
@@ -11,23 +15,37 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import IO, Any, TypeVar
 
 from . import types
+from ._client_handlers import (
+    ClientHandlers,
+    ListChangedCallback,
+    LogCallback,
+    NotificationCallback,
+    ResourceUpdatedCallback,
+    RootLike,
+    SamplingHandler,
+    SamplingRejected,
+    ToolApproval,
+    ToolCallDenied,
+    normalize_roots,
+)
+from ._client_requests import RequestMethods
 from ._convert import from_wire
 from ._engine import Engine, IncomingRequest, ProgressCallback
 from ._protocol import Role, Session
 from ._threads import ThreadGroup, WorkerPool
 from ._version import __version__
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
-from .errors import McpError, MethodNotFound, RequestTimeout, SessionExpired
+from .errors import CapabilityError, McpError, RequestTimeout, SessionExpired
 from .jsonrpc import Notification
 from .transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 
-__all__ = ["Client"]
+__all__ = ["Client", "SamplingRejected", "ToolCallDenied"]
 
 log = logging.getLogger("mcp_sync.client")
 
@@ -37,10 +55,8 @@ DEFAULT_TIMEOUT = 60.0
 #: However often progress pushes a call's deadline back, it ends after this (AMBIG-21).
 DEFAULT_MAX_TIMEOUT = 600.0
 
-NotificationCallback = Callable[[str, "dict[str, Any]"], None]
 
-
-class Client:
+class Client(RequestMethods):
     """A connection to one MCP server, initialized and ready to use.
 
     Most code creates one with :meth:`stdio`; any :class:`~mcp_sync.transports.Transport`
@@ -52,14 +68,36 @@ class Client:
         version: our ``clientInfo.version``.
         timeout: the default timeout of every call, in seconds.
         max_timeout: the longest any call may run while progress keeps extending it.
+        sampling_handler: answers the server's ``sampling/createMessage`` requests, as
+            ``fn(params: types.CreateMessageRequestParams)`` returning a
+            ``types.CreateMessageResult`` or a dict in its wire shape. Raise
+            :class:`SamplingRejected` when the user refuses, or any
+            :class:`~mcp_sync.errors.RpcError` to send that error. The ``sampling``
+            capability is declared only when a handler is given (CAPS-4).
+        roots: the ``file://`` roots the server may work in, as ``types.Root`` objects,
+            ``{"uri": ..., "name": ...}`` dicts, URI strings or paths. None (the
+            default) declares no roots; ``[]`` declares roots, none yet, so that
+            :meth:`set_roots` can add some later.
+        on_log: called as ``fn(params: types.LoggingMessageNotificationParams)`` for
+            each log message the server sends (see :meth:`set_logging_level`).
+        on_resource_updated: called as ``fn(uri)`` when a subscribed resource changed.
+        on_list_changed: called as ``fn(kind)`` with ``"tools"``, ``"resources"`` or
+            ``"prompts"`` when the server says that list changed.
         on_notification: called as ``fn(method, params)`` for every notification from
-            the server, in arrival order, on a thread of the client's.
+            the server, after the typed callback for it if there is one.
+        approve_tool_call: called as ``fn(name, arguments)`` before every tool call;
+            returning False raises :class:`ToolCallDenied` and sends nothing (GEN-5).
         callback_executor: where ``*_async`` futures are completed and their callbacks
             run (a GUI toolkit's executor, say); by default a thread of the client's.
+        max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default our newest. The
             client accepts that version or an older one it knows.
 
+    Notification callbacks run one at a time on a thread of the client's, in the order
+    the server sent the notifications; one that raises is logged and the rest go on.
+
     Raises:
+        ValueError: a root is not a ``file://`` URI (ROOTS-3), or the version is unknown.
         ProtocolVersionError: the server speaks no version we do; it was disconnected.
         ConnectionLost: the server went away during initialization.
         RequestTimeout: the server did not answer ``initialize`` within ``timeout``.
@@ -73,7 +111,13 @@ class Client:
         version: str = __version__,
         timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = DEFAULT_MAX_TIMEOUT,
+        sampling_handler: SamplingHandler | None = None,
+        roots: Iterable[RootLike] | None = None,
+        on_log: LogCallback | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
+        on_list_changed: ListChangedCallback | None = None,
         on_notification: NotificationCallback | None = None,
+        approve_tool_call: ToolApproval | None = None,
         callback_executor: Executor | None = None,
         max_workers: int = 4,
         protocol_version: str = LATEST_VERSION,
@@ -83,12 +127,17 @@ class Client:
                              f"known: {', '.join(KNOWN_VERSIONS)}")
         self.timeout = timeout
         self.max_timeout = max_timeout
-        self._on_notification = on_notification
+        self._handlers = ClientHandlers(
+            sampling_handler=sampling_handler, roots=roots, on_log=on_log,
+            on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
+            on_notification=on_notification)
+        self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor
         self._session = Session(
             Role.CLIENT,
             info=types.Implementation(name=name, version=version),
-            capabilities=types.ClientCapabilities(),
+            capabilities=self._handlers.capabilities(),
+            served_methods=self._handlers.served_methods(),
             versions=KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1],
         )
         self._engine = Engine(
@@ -99,6 +148,9 @@ class Client:
         self._init_result: types.InitializeResult | None = None
         self._generation = 0  # counts sessions, so one expiry starts one new session
         self._renew_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._log_level: dict[str, Any] | None = None
+        self._subscriptions: dict[Any, dict[str, Any]] = {}
         self._engine.start()
         try:
             self._initialize()
@@ -244,14 +296,27 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         generation = self._generation
         try:
-            return self._wait(self._send(method, params, timeout, on_progress), timeout)
+            result = self._wait(self._send(method, params, timeout, on_progress), timeout)
         except SessionExpired:
             # HTTP-35: the server forgot our session. Start a new one; repeat only calls
             # that cannot change anything at the server.
             self._renew_session(generation)
             if method not in _SAFE_TO_REPEAT:
                 raise
-        return self._wait(self._send(method, params, timeout, on_progress), timeout)
+            result = self._wait(self._send(method, params, timeout, on_progress), timeout)
+        if method in _SESSION_STATE:
+            self._remember(method, params or {})
+        return result
+
+    def _remember(self, method: str, params: dict[str, Any]) -> None:
+        # What the server keeps per session, so that a renewed session gets it back.
+        with self._state_lock:
+            if method == "logging/setLevel":
+                self._log_level = params
+            elif method == "resources/subscribe":
+                self._subscriptions[params.get("uri")] = params
+            else:
+                self._subscriptions.pop(params.get("uri"), None)
 
     def _renew_session(self, generation: int) -> None:
         with self._renew_lock:
@@ -261,6 +326,22 @@ class Client:
             self._engine.restart_session(SessionExpired("the server ended the session"))
             self._initialize()
             self._generation += 1
+            self._restore_session_state()
+
+    def _restore_session_state(self) -> None:
+        # The new session starts with the server's defaults: ask again for the log level
+        # and the subscriptions the old one had. Never through send_request, which could
+        # renew again from inside a renewal.
+        with self._state_lock:
+            state = [("resources/subscribe", params) for params in self._subscriptions.values()]
+            if self._log_level is not None:
+                state.insert(0, ("logging/setLevel", self._log_level))
+        for method, params in state:
+            try:
+                self._wait(self._send(method, params, self.timeout, None), self.timeout)
+            except McpError as exc:
+                log.warning("could not restore %s %s in the new session: %s",
+                            method, params, exc)
 
     def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
         # The engine's watchdog ends every call at its deadline; the margin only guards
@@ -303,91 +384,62 @@ class Client:
         future.add_done_callback(dispatch)
         return outer
 
-    def ping(self, *, timeout: float | None = None) -> None:
-        """Check that the server answers (PING-1)."""
-        self.send_request("ping", timeout=timeout)
-
-    def list_tools(self, *, timeout: float | None = None) -> list[types.Tool]:
-        """Every tool the server offers, following pagination cursors to the end.
-
-        ``timeout`` applies to each page request.
-        """
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = self.list_tools_page(cursor, timeout=timeout)
-            tools.extend(page.tools)
-            if not page.next_cursor:
-                return tools
-            cursor = page.next_cursor
-
-    def list_tools_page(self, cursor: str | None = None, *,
-                        timeout: float | None = None) -> types.ListToolsResult:
-        """One page of tools; pass the previous page's ``next_cursor`` for the next."""
-        params = {"cursor": cursor} if cursor is not None else None
-        return from_wire(self.send_request("tools/list", params, timeout=timeout),
-                         types.ListToolsResult)
-
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                  timeout: float | None = None,
-                  on_progress: ProgressCallback | None = None) -> types.CallToolResult:
-        """Call a tool and block for its result.
-
-        A tool that failed while running returns a result with ``is_error`` set; a
-        protocol failure (unknown tool, invalid arguments) raises.
-
-        Args:
-            name: the tool's name.
-            arguments: its arguments, as JSON-ready values.
-            timeout: seconds to wait; each progress report starts it again, up to the
-                client's ``max_timeout``.
-            on_progress: called as ``fn(progress, total, message)`` for each progress
-                report; asking for it is what makes the server send them.
-
-        Raises:
-            InvalidParams: unknown tool or invalid arguments.
-            RequestTimeout: no answer in time; the call was cancelled at the server.
-        """
-        return from_wire(
-            self.send_request("tools/call", _call_params(name, arguments), timeout=timeout,
-                              on_progress=on_progress),
-            types.CallToolResult)
-
-    def call_tool_async(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        timeout: float | None = None,
-                        on_progress: ProgressCallback | None = None,
-                        ) -> Future[types.CallToolResult]:
-        """Like :meth:`call_tool`, returning a Future at once."""
-        future = self._send("tools/call", _call_params(name, arguments), timeout, on_progress)
-        return self._typed_async(future, lambda raw: from_wire(raw, types.CallToolResult))
-
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification to the server (the low-level API)."""
         self._engine.notify(method, params)
 
+    # --- roots -----------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[types.Root]:
+        """The roots offered to the server now (empty if the client offers none)."""
+        return list(self._handlers.roots)
+
+    def set_roots(self, roots: Iterable[RootLike]) -> None:
+        """Replace the roots offered to the server and tell it they changed (ROOTS-4).
+
+        The server is sent ``notifications/roots/list_changed`` when the new roots differ
+        from the old ones; it then asks for them with ``roots/list``.
+
+        Args:
+            roots: ``types.Root`` objects, ``{"uri": ..., "name": ...}`` dicts,
+                ``file://`` URI strings or paths, as for the constructor.
+
+        Raises:
+            ValueError: a root is not a ``file://`` URI (ROOTS-3); nothing changed.
+            CapabilityError: the client was created without ``roots`` and so never
+                declared them; create it with ``roots=[]`` to add roots later.
+            ConnectionClosed, ConnectionLost: the connection is over (the roots were
+                replaced, but the server could not be told).
+        """
+        if not self._handlers.offers_roots:
+            raise CapabilityError("this client declared no roots; create it with "
+                                  "roots=[] to offer roots later")
+        if self._handlers.replace_roots(normalize_roots(roots)):
+            self._engine.notify("notifications/roots/list_changed")
+
     # --- from the server -------------------------------------------------------------------
 
     def _handle_request(self, incoming: IncomingRequest) -> dict[str, Any] | None:
-        raise MethodNotFound(f"Method not found: {incoming.method}")
+        return self._handlers.serve(incoming)
 
     def _notification(self, notification: Notification) -> None:
-        if self._on_notification is not None:
-            self._on_notification(notification.method, notification.params or {})
+        self._handlers.deliver(notification)
 
 
-#: Requests that change nothing at the server, repeated once in a new session (HTTP-35).
+#: Requests repeated once in a new session (HTTP-35): they change nothing at the server,
+#: or set what the new session lacks and the caller asked for.
 _SAFE_TO_REPEAT = frozenset({
     "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
     "prompts/list", "prompts/get", "completion/complete",
+    "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
 })
+
+
+#: Requests whose effect lasts for the session; repeated in a new one (HTTP-35).
+_SESSION_STATE = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
 def _same(result: dict[str, Any]) -> dict[str, Any]:
     return result
 
-
-def _call_params(name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": name}
-    if arguments is not None:
-        params["arguments"] = dict(arguments)
-    return params

@@ -33,7 +33,9 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "RpcError",
+    "SamplingRejected",
     "SessionExpired",
+    "ToolCallDenied",
     "error_code_from_int",
 ]
 
@@ -160,6 +162,28 @@ class SessionExpired(RpcError):
     """
 
     code = -32000
+
+
+class SamplingRejected(RpcError):
+    """Raise it in a sampling handler when the user refuses the request (SAMPLING-7/8).
+
+    The server receives a JSON-RPC error with code -1, the code the sampling page uses
+    for a user's rejection (AMBIG-19).
+    """
+
+    code = ErrorCode.USER_REJECTED
+
+    def __init__(self, message: str = "The user rejected the sampling request",
+                 data: Any = None) -> None:
+        super().__init__(message, data)
+
+
+class ToolCallDenied(McpError, PermissionError):
+    """The client's ``approve_tool_call`` hook refused a tool call; nothing was sent."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the call of tool {name!r} was not approved")
+        self.name = name
 
 
 class ConnectionClosed(McpError):

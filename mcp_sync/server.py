@@ -1,55 +1,54 @@
 """The MCP server: decorators register features, connections serve them.
 
-A :class:`Server` holds what is registered (tools so far). Each client connection is a
-:class:`ServerConnection` with its own session and engine; :meth:`Server.run_stdio`
-serves one over stdin/stdout, :meth:`Server.connect` serves one over any transport.
+A :class:`Server` holds what is registered: tools, resources and resource templates,
+prompts with their completers. Each client connection is a :class:`ServerConnection`
+with its own session, engine, log level and resource subscriptions;
+:meth:`Server.run_stdio` serves one over stdin/stdout, :meth:`Server.connect` one over
+any transport. The request handlers live in :mod:`mcp_sync._server_handlers`.
+
+Capabilities (CAPS-3) are fixed per connection when it starts: ``tools``, ``resources``
+and ``prompts`` are declared if something of that kind is registered then, and
+``completions`` if a completer is. The constructor's flags override that: ``True``
+declares a feature even while nothing is registered (for servers that add features
+while clients are connected), ``False`` never declares it. ``logging`` is declared
+unless ``logging=False``, because any function can log through its Context.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import inspect
-import logging
+import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-import attrs
-
 from . import types
-from ._content import to_call_tool_result
-from ._convert import from_wire, to_wire
-from ._engine import Engine, IncomingRequest
-from ._protocol import Role, Session, State
-from ._schema import FunctionSignature, inspect_function
-from .context import Context
-from .errors import (
-    CapabilityError,
-    InvalidParams,
-    LocalProtocolError,
-    McpError,
-    RequestTimeout,
+from ._content import json_safe
+from ._features import (
+    AnnotationsSpec,
+    CompleteSpec,
+    RegisteredPrompt,
+    RegisteredResource,
+    RegisteredTemplate,
+    RegisteredTool,
+    make_prompt,
+    make_resource,
+    make_template,
+    make_tool,
 )
-from .jsonrpc import Notification, RequestId
+from ._logging import McpLogHandler, check_level
+from ._server_connection import ServerConnection
+from ._server_handlers import FEATURE_METHODS, HANDLERS
+from ._uri_template import is_template
 from .transports.base import Transport
 
-__all__ = ["Server", "ServerConnection"]
+__all__ = ["McpLogHandler", "Server", "ServerConnection"]
 
-log = logging.getLogger("mcp_sync.server")
+log = _logging_module.getLogger("mcp_sync.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Handler = Callable[["ServerConnection", IncomingRequest], "dict[str, Any] | None"]
+RootsCallback = Callable[[ServerConnection], None]
 
 DEFAULT_TIMEOUT = 60.0
-
-
-@attrs.frozen
-class _RegisteredTool:
-    tool: types.Tool
-    fn: Callable[..., Any]
-    signature: FunctionSignature
 
 
 class Server:
@@ -62,6 +61,18 @@ class Server:
         page_size: how many items each page of a ``*/list`` result holds.
         max_workers: how many requests one connection serves at once.
         timeout: the default timeout, in seconds, of requests the server sends.
+        log_level: the least severe log level a client receives until it sends
+            ``logging/setLevel`` (LOGGING-5).
+        log_rate_limit: the most log messages a second sent to one client, in bursts of
+            as many; the rest are dropped (LOGGING-8). None (the default) sets no limit.
+        tools: declare the ``tools`` capability: None (the default) if a tool is
+            registered when a client connects, True always, False never.
+        resources: the same for ``resources`` (with ``subscribe`` and ``listChanged``).
+        prompts: the same for ``prompts``.
+        completions: the same for ``completions``, which None declares when a prompt or
+            resource template has a completer.
+        logging: declare ``logging`` (True by default); with False, log messages are
+            never sent.
 
     Example::
 
@@ -77,7 +88,11 @@ class Server:
 
     def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None,
                  page_size: int = 100, max_workers: int = 16,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, log_level: types.LoggingLevel = "info",
+                 log_rate_limit: float | None = None,
+                 tools: bool | None = None, resources: bool | None = None,
+                 prompts: bool | None = None, completions: bool | None = None,
+                 logging: bool = True) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -86,13 +101,22 @@ class Server:
         self.page_size = page_size
         self.max_workers = max_workers
         self.timeout = timeout
-        self._tools: dict[str, _RegisteredTool] = {}
+        self.log_level: types.LoggingLevel = check_level(log_level)
+        if log_rate_limit is not None and log_rate_limit <= 0:
+            raise ValueError("log_rate_limit must be positive")
+        self.log_rate_limit = log_rate_limit
+        self._declare: dict[str, bool | None] = {
+            "tools": tools, "resources": resources, "prompts": prompts,
+            "completions": completions, "logging": logging,
+        }
+        self._tools: dict[str, RegisteredTool] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._roots_callbacks: list[RootsCallback] = []
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
-        self._handlers: dict[str, Handler] = {
-            "tools/list": _list_tools,
-            "tools/call": _call_tool,
-        }
+        self._handlers = dict(HANDLERS)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -114,11 +138,14 @@ class Server:
                  annotations: types.ToolAnnotations | Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
+        Connected clients are sent ``notifications/tools/list_changed``.
+
         Args:
             fn: a plain function. Its parameters, with their type hints, become the input
                 schema; a parameter annotated :class:`~mcp_sync.Context` receives the
                 request's context instead. Arguments are validated and converted before
-                the call.
+                the call. What it returns becomes the result's content (see
+                ``docs/server.md``); an exception it raises becomes an ``isError`` result.
             name: the tool's name; the function's name by default.
             description: the tool's description; the docstring by default.
             annotations: :class:`~mcp_sync.types.ToolAnnotations`, or a dict in the wire
@@ -128,20 +155,9 @@ class Server:
             TypeError: the function is a coroutine function or has a type hint that
                 cannot be turned into a schema.
         """
-        if inspect.iscoroutinefunction(fn):
-            raise TypeError(f"tool {fn.__name__!r} is a coroutine function; mcp_sync calls "
-                            "tools on worker threads, so define it with a plain 'def'")
-        signature = inspect_function(fn, skip_types=(Context,))
-        if isinstance(annotations, Mapping):
-            annotations = from_wire(dict(annotations), types.ToolAnnotations)
-        tool = types.Tool(
-            name=name or fn.__name__,
-            description=description if description is not None else signature.description,
-            input_schema=signature.input_schema,
-            annotations=annotations,
-        )
+        registered = make_tool(fn, name=name, description=description, annotations=annotations)
         with self._lock:
-            self._tools[tool.name] = _RegisteredTool(tool, fn, signature)
+            self._tools[registered.tool.name] = registered
         self._broadcast("notifications/tools/list_changed")
 
     def remove_tool(self, name: str) -> None:
@@ -160,15 +176,311 @@ class Server:
         with self._lock:
             return [registered.tool for registered in self._tools.values()]
 
-    def _get_tool(self, name: str) -> _RegisteredTool | None:
+    # --- resources -------------------------------------------------------------------------
+
+    def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, annotations: AnnotationsSpec = None,
+                 complete: CompleteSpec | None = None) -> Callable[[F], F]:
+        """Register the decorated function as a resource, or a resource template if
+        ``uri`` has ``{variables}``; the function is returned unchanged.
+
+        See :meth:`add_resource` and :meth:`add_resource_template`.
+
+        Example::
+
+            @server.resource("config://app")
+            def config() -> dict: ...
+
+            @server.resource("users://{user_id}/profile")
+            def profile(user_id: int) -> dict: ...
+        """
+        def register(fn: F) -> F:
+            if is_template(uri):
+                self.add_resource_template(fn, uri, name=name, description=description,
+                                           mime_type=mime_type, annotations=annotations,
+                                           complete=complete)
+            else:
+                if complete is not None:
+                    raise ValueError(f"resource {uri!r} has a fixed URI: nothing to complete")
+                self.add_resource(fn, uri, name=name, description=description,
+                                  mime_type=mime_type, annotations=annotations)
+            return fn
+        return register
+
+    def add_resource(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
+                     description: str | None = None, mime_type: str | None = None,
+                     annotations: AnnotationsSpec = None) -> None:
+        """Register ``fn`` as the reader of the resource at ``uri`` (replacing any other).
+
+        Connected clients are sent ``notifications/resources/list_changed``.
+
+        Args:
+            fn: a plain function taking no arguments, or only a
+                :class:`~mcp_sync.Context`. It returns ``str`` (text), ``bytes`` (a
+                base64 blob), :class:`~mcp_sync.content.Image`/``Audio``, a dict or list
+                (JSON text), or :class:`~mcp_sync.types.TextResourceContents` /
+                ``BlobResourceContents`` objects (one or a list). Raise
+                :class:`~mcp_sync.errors.ResourceNotFound` when it has nothing to give.
+            uri: the resource's URI.
+            name: its name; the function's name by default.
+            description: its description; the docstring by default.
+            mime_type: its MIME type; guessed from the URI's extension by default.
+            annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+
+        Raises:
+            TypeError: ``fn`` is a coroutine function or requires arguments.
+            ValueError: ``uri`` is empty.
+        """
+        registered = make_resource(fn, uri, name=name, description=description,
+                                   mime_type=mime_type, annotations=annotations)
+        with self._lock:
+            self._resources[uri] = registered
+        self._broadcast("notifications/resources/list_changed")
+
+    def add_resource_template(self, fn: Callable[..., Any], uri_template: str, *,
+                              name: str | None = None, description: str | None = None,
+                              mime_type: str | None = None, annotations: AnnotationsSpec = None,
+                              complete: CompleteSpec | None = None) -> None:
+        """Register ``fn`` as the reader of every URI matching ``uri_template``.
+
+        The template follows RFC 6570 with ``{name}`` (one path segment) and ``{+name}``
+        (any text, slashes included). Each variable is passed to the function parameter
+        of the same name, converted by its type hint; a URI whose values do not convert
+        does not match, so a later template may. Values with a ``..`` segment never
+        match. Connected clients are sent ``notifications/resources/list_changed``.
+
+        Args:
+            fn: a plain function; returns what :meth:`add_resource` describes.
+            uri_template: e.g. ``users://{user_id}/profile`` or ``file:///{+path}``.
+            name: the template's name; the function's name by default.
+            description: its description; the docstring by default.
+            mime_type: the MIME type every matching resource has, if they share one.
+            annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+            complete: completers for the variables: ``{"user_id": fn}`` where
+                ``fn(typed_prefix)`` returns suggestions, ``{"lang": ["en", "de"]}`` for
+                fixed choices (filtered by prefix), or one ``fn(variable, typed_prefix)``
+                for all of them.
+
+        Raises:
+            TypeError: the function lacks a parameter for a variable, requires one that
+                is not a variable, or is a coroutine function.
+            ValueError: the template uses syntax beyond ``{name}`` and ``{+name}``.
+        """
+        registered = make_template(fn, uri_template, name=name, description=description,
+                                   mime_type=mime_type, annotations=annotations,
+                                   complete=complete)
+        with self._lock:
+            self._templates[uri_template] = registered
+        self._broadcast("notifications/resources/list_changed")
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister the resource with this URI, or the template with this text.
+
+        Raises:
+            KeyError: neither exists.
+        """
+        with self._lock:
+            if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
+                raise KeyError(uri)
+        self._broadcast("notifications/resources/list_changed")
+
+    @property
+    def resources(self) -> list[types.Resource]:
+        """The resources with fixed URIs registered now, in registration order."""
+        with self._lock:
+            return [registered.resource for registered in self._resources.values()]
+
+    @property
+    def resource_templates(self) -> list[types.ResourceTemplate]:
+        """The resource templates registered now, in registration order."""
+        with self._lock:
+            return [registered.template for registered in self._templates.values()]
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
+
+        A subscription to ``a://x`` covers ``a://x`` itself and everything under
+        ``a://x/`` (AMBIG-23); each client is told once, with ``uri``.
+
+        Returns:
+            How many clients were notified.
+        """
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.is_subscribed(uri)
+                   and connection.notify_if_ready("notifications/resources/updated",
+                                                  {"uri": uri}))
+
+    # --- prompts ---------------------------------------------------------------------------
+
+    def prompt(self, name: str | None = None, *, description: str | None = None,
+               complete: CompleteSpec | None = None) -> Callable[[F], F]:
+        """Register the decorated function as a prompt and return it unchanged.
+
+        See :meth:`add_prompt`.
+        """
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, description=description, complete=complete)
+            return fn
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None,
+                   description: str | None = None,
+                   complete: CompleteSpec | None = None) -> None:
+        """Register ``fn`` as a prompt (replacing any prompt of the same name).
+
+        Connected clients are sent ``notifications/prompts/list_changed``.
+
+        Args:
+            fn: a plain function whose parameters are the prompt's arguments: required
+                without a default, described by the docstring's ``Args:`` section or
+                ``Annotated[str, "..."]``. Clients send strings; a parameter typed
+                ``int``, ``float``, ``bool`` (or a list or object, as JSON text) gets
+                the converted value. It returns a string (one user message), a
+                ``(role, content)`` tuple, a :class:`~mcp_sync.types.PromptMessage`,
+                content (an :class:`~mcp_sync.content.Image`...), a list of those, or a
+                whole :class:`~mcp_sync.types.GetPromptResult`.
+            name: the prompt's name; the function's name by default.
+            description: its description; the docstring by default.
+            complete: completers for the arguments, as for
+                :meth:`add_resource_template`.
+
+        Raises:
+            TypeError: ``fn`` is a coroutine function or has an unsupported hint.
+            ValueError: ``complete`` names an argument the function does not have.
+        """
+        registered = make_prompt(fn, name=name, description=description, complete=complete)
+        with self._lock:
+            self._prompts[registered.prompt.name] = registered
+        self._broadcast("notifications/prompts/list_changed")
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; connected clients are told the list changed.
+
+        Raises:
+            KeyError: no prompt has that name.
+        """
+        with self._lock:
+            del self._prompts[name]
+        self._broadcast("notifications/prompts/list_changed")
+
+    @property
+    def prompts(self) -> list[types.Prompt]:
+        """The prompts registered now, in registration order."""
+        with self._lock:
+            return [registered.prompt for registered in self._prompts.values()]
+
+    # --- lookups for the handlers ------------------------------------------------------------
+
+    def _get_tool(self, name: str) -> RegisteredTool | None:
         with self._lock:
             return self._tools.get(name)
+
+    def _get_resource(self, uri: str) -> RegisteredResource | None:
+        with self._lock:
+            return self._resources.get(uri)
+
+    def _get_template(self, uri_template: str) -> RegisteredTemplate | None:
+        with self._lock:
+            return self._templates.get(uri_template)
+
+    def _get_templates(self) -> list[RegisteredTemplate]:
+        with self._lock:
+            return list(self._templates.values())
+
+    def _get_prompt(self, name: str) -> RegisteredPrompt | None:
+        with self._lock:
+            return self._prompts.get(name)
+
+    # --- logging and roots -----------------------------------------------------------------
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
+        """Send a log message to every connected client whose level lets it through.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            data: any JSON value; other objects are sent as their JSON form or ``str()``.
+                Never put secrets or personal data here (LOGGING-7).
+            logger: a name for the source of the message.
+
+        Returns:
+            How many clients it was sent to.
+
+        Raises:
+            ValueError: ``level`` is not one of the names above.
+        """
+        check_level(level)
+        data = json_safe(data)
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.log(level, data, logger))
+
+    def logging_handler(self, level: int = _logging_module.NOTSET) -> McpLogHandler:
+        """A :class:`logging.Handler` forwarding Python log records to the clients.
+
+        Records emitted while a request is served go to that request's client; others
+        to all clients. mcp_sync's own records are never forwarded.
+
+        Args:
+            level: the least severe Python level handled.
+
+        Example::
+
+            logging.getLogger().addHandler(server.logging_handler(logging.INFO))
+        """
+        return McpLogHandler(self, level)
+
+    def on_roots_changed(self, fn: RootsCallback) -> RootsCallback:
+        """Register ``fn(connection)`` to run when a client says its roots changed.
+
+        It runs on the connection's notification thread, so it may call
+        ``connection.list_roots()`` (ROOTS-7), but while it runs that client's later
+        notifications wait. Use as a decorator (``@server.on_roots_changed``).
+        """
+        with self._lock:
+            self._roots_callbacks.append(fn)
+        return fn
+
+    def _roots_changed(self, connection: ServerConnection) -> None:
+        with self._lock:
+            callbacks = list(self._roots_callbacks)
+        for callback in callbacks:
+            try:
+                callback(connection)
+            except Exception:
+                log.exception("roots-changed callback %r failed", callback)
 
     # --- connections -----------------------------------------------------------------------
 
     def capabilities(self) -> types.ServerCapabilities:
-        """What this server declares in ``initialize``."""
-        return types.ServerCapabilities(tools=types.ToolsCapability(list_changed=True))
+        """What a client connecting now is told in ``initialize`` (see the module docs)."""
+        with self._lock:
+            completable: list[RegisteredPrompt | RegisteredTemplate] = [
+                *self._prompts.values(), *self._templates.values()]
+            present = {
+                "tools": bool(self._tools),
+                "resources": bool(self._resources or self._templates),
+                "prompts": bool(self._prompts),
+                "completions": any(item.completions.defined for item in completable),
+            }
+        declared = {feature: present.get(feature, False) if flag is None else flag
+                    for feature, flag in self._declare.items()}
+        return types.ServerCapabilities(
+            tools=types.ToolsCapability(list_changed=True) if declared["tools"] else None,
+            resources=(types.ResourcesCapability(subscribe=True, list_changed=True)
+                       if declared["resources"] else None),
+            prompts=types.PromptsCapability(list_changed=True) if declared["prompts"] else None,
+            logging={} if declared["logging"] else None,
+            completions={} if declared["completions"] else None,
+        )
+
+    def _served_methods(self, capabilities: types.ServerCapabilities) -> tuple[str, ...]:
+        methods: list[str] = []
+        for feature, feature_methods in FEATURE_METHODS.items():
+            if getattr(capabilities, feature) is not None:
+                methods.extend(method for method in feature_methods if method in self._handlers)
+        return tuple(methods)
 
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
@@ -182,6 +494,7 @@ class Server:
         connection = ServerConnection(self, transport)
         if assume_version is not None:
             connection.session.assume_initialized(assume_version)
+            connection._operating.set()
         with self._lock:
             self._connections.add(connection)
         connection._start()
@@ -211,181 +524,3 @@ class Server:
             connection.wait_closed()
         finally:
             connection.close()
-
-
-class ServerConnection:
-    """One client's connection to a :class:`Server`."""
-
-    def __init__(self, server: Server, transport: Transport) -> None:
-        self.server = server
-        self.session = Session(
-            Role.SERVER,
-            info=types.Implementation(name=server.name, version=server.version),
-            capabilities=server.capabilities(),
-            served_methods=tuple(server._handlers),
-            instructions=server.instructions,
-        )
-        self.engine = Engine(
-            transport, self.session, handle_request=self._handle,
-            handle_notification=self._notification, max_workers=server.max_workers,
-            name="server")
-        # Notifications that wait for the client's notifications/initialized.
-        self._held: list[tuple[str, dict[str, Any] | None]] = []
-        self._notify_lock = threading.Lock()
-
-    def _start(self) -> None:
-        self.engine.start()
-
-    @property
-    def client_info(self) -> types.Implementation | None:
-        """The client's name and version, once it initialized."""
-        return self.session.peer_info
-
-    @property
-    def client_capabilities(self) -> types.ClientCapabilities | None:
-        """What the client declared, once it initialized."""
-        caps = self.session.peer_capabilities
-        return caps if isinstance(caps, types.ClientCapabilities) else None
-
-    @property
-    def protocol_version(self) -> str | None:
-        """The negotiated protocol version, once the client initialized."""
-        return self.session.negotiated_version
-
-    @property
-    def closed(self) -> bool:
-        return self.engine.closed
-
-    def wait_closed(self, timeout: float | None = None) -> bool:
-        """Block until the client disconnects (or :meth:`close`); False on timeout."""
-        return self.engine.wait_closed(timeout)
-
-    def close(self) -> None:
-        """Disconnect this client; idempotent."""
-        self.engine.close()
-        self.server._forget(self)
-
-    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                     timeout: float | None = None,
-                     related_to: RequestId | None = None) -> dict[str, Any]:
-        """Send a request to the client and wait for its result.
-
-        ``related_to`` is the id of the client's request this one serves, if any.
-        """
-        timeout = self.server.timeout if timeout is None else timeout
-        future = self.engine.request(method, params, timeout=timeout, related_to=related_to)
-        try:
-            # The engine's watchdog ends the call at its deadline; the margin only guards
-            # against the watchdog itself being gone.
-            return future.result(timeout + 5.0)
-        except FutureTimeout as exc:
-            if isinstance(exc, McpError):
-                raise
-            raise RequestTimeout(f"no answer to {method} from the client") from None
-
-    def ping(self, timeout: float | None = None) -> None:
-        """Ping the client (PING-1) and wait for its empty answer."""
-        self.send_request("ping", timeout=timeout)
-
-    def notify_if_ready(self, method: str, params: dict[str, Any] | None = None) -> bool:
-        """Send a notification once the client may receive it; False if it never will.
-
-        Between our ``initialize`` answer and the client's ``notifications/initialized``
-        the notification is held and sent when that arrives (AMBIG-7); before
-        ``initialize`` it is dropped, since the client lists everything afresh anyway.
-        """
-        with self._notify_lock:
-            if self.session.state is State.INITIALIZED:
-                self._held.append((method, params))
-                return True
-            if self.session.state is not State.OPERATING:
-                return False
-            return self._send_notification(method, params)
-
-    def _send_notification(self, method: str, params: dict[str, Any] | None) -> bool:
-        try:
-            self.engine.notify(method, params)
-        except (LocalProtocolError, CapabilityError, McpError) as exc:
-            log.debug("not sending %s: %s", method, exc)
-            return False
-        return True
-
-    def _handle(self, incoming: IncomingRequest) -> dict[str, Any] | None:
-        return self.server._handlers[incoming.method](self, incoming)
-
-    def _notification(self, notification: Notification) -> None:
-        if notification.method == "notifications/initialized":
-            with self._notify_lock:
-                held, self._held = self._held, []
-                for method, params in held:
-                    self._send_notification(method, params)
-            return
-        log.debug("notification from client: %s", notification.method)
-
-
-# --- request handlers ---------------------------------------------------------------------
-
-
-def _page(items: list[Any], cursor: Any, page_size: int) -> tuple[list[Any], str | None]:
-    start = _decode_cursor(cursor) if cursor is not None else 0
-    if start > len(items):
-        raise InvalidParams("Invalid params: the cursor is out of range", {"cursor": cursor})
-    end = start + page_size
-    next_cursor = _encode_cursor(end) if end < len(items) else None
-    return items[start:end], next_cursor
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"offset:{offset}".encode()).decode("ascii")
-
-
-def _decode_cursor(cursor: Any) -> int:
-    # Cursors are opaque to clients (PAGINATION-3); anything we did not mint is -32602.
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        kind, _, number = text.partition(":")
-        if kind != "offset" or not number.isdigit():
-            raise ValueError(text)
-        return int(number)
-    except (AttributeError, ValueError, binascii.Error, UnicodeError):
-        raise InvalidParams("Invalid params: unknown cursor", {"cursor": cursor}) from None
-
-
-def _wire(result: Any) -> dict[str, Any]:
-    wire: dict[str, Any] = to_wire(result)
-    return wire
-
-
-def _list_tools(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
-    tools = connection.server.tools
-    page, next_cursor = _page(tools, incoming.params.get("cursor"), connection.server.page_size)
-    if connection.session.profile is not None and not connection.session.profile.tool_annotations:
-        page = [attrs.evolve(tool, annotations=None) for tool in page]
-    return _wire(types.ListToolsResult(tools=page, next_cursor=next_cursor))
-
-
-def _call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
-    name = incoming.params.get("name")
-    if not isinstance(name, str):
-        raise InvalidParams('Invalid params: "name" must be a string')
-    registered = connection.server._get_tool(name)
-    if registered is None:
-        raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
-    arguments = incoming.params.get("arguments")
-    if arguments is not None and not isinstance(arguments, dict):
-        raise InvalidParams('Invalid params: "arguments" must be an object')
-    kwargs = registered.signature.bind(arguments)
-    context_parameter = registered.signature.context_parameter
-    if context_parameter is not None:
-        kwargs[context_parameter] = Context(connection, incoming)
-    try:
-        value = registered.fn(**kwargs)
-    except Exception as exc:
-        # TOOLS-6: a failure while the tool runs is a result the model can see; the
-        # traceback stays in our log.
-        log.info("tool %r raised", name, exc_info=True)
-        message = str(exc) or type(exc).__name__
-        return _wire(types.CallToolResult(
-            content=[types.TextContent(text=f"Error: {message}")], is_error=True))
-    return _wire(to_call_tool_result(value))
-

@@ -234,6 +234,28 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
+    # TOOLS-9: what each hint means when the server left it out. These are hints from a
+    # possibly untrusted server (TOOLS-10); base no safety decision on them alone.
+    @property
+    def read_only(self) -> bool:
+        """``read_only_hint``, False when absent."""
+        return bool(self.read_only_hint)
+
+    @property
+    def destructive(self) -> bool:
+        """``destructive_hint``, True when absent (meaningful only when not read-only)."""
+        return True if self.destructive_hint is None else self.destructive_hint
+
+    @property
+    def idempotent(self) -> bool:
+        """``idempotent_hint``, False when absent (meaningful only when not read-only)."""
+        return bool(self.idempotent_hint)
+
+    @property
+    def open_world(self) -> bool:
+        """``open_world_hint``, True when absent."""
+        return True if self.open_world_hint is None else self.open_world_hint
+
 
 @attrs.frozen(kw_only=True)
 class Tool:
@@ -470,6 +492,11 @@ class CreateMessageResult:
     stop_reason: str | None = None
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def text(self) -> str | None:
+        """The generated text, or None when the model answered with an image or audio."""
+        return self.content.text if isinstance(self.content, TextContent) else None
 
 
 @attrs.frozen(kw_only=True)

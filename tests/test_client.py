@@ -63,6 +63,133 @@ def fake() -> Iterator[Callable[[Script], FakeServer]]:
         server.thread.join(10)
 
 
+Answer = Callable[[dict[str, Any]], Any]
+
+
+class ScriptedServer:
+    """A fake server that answers each request with ``answers[method](params)``.
+
+    An answer function returns the result dict or raises :class:`RpcError` to answer
+    with that error; a method without one gets -32601. Everything the client sends after
+    ``initialize`` is recorded in ``received``, notifications but the handshake's also
+    in the ``notifications`` queue; :meth:`request` sends the client a
+    request and waits for its answer. The thread ends when the client disconnects.
+    """
+
+    def __init__(self, capabilities: dict[str, Any] | None = None,
+                 answers: dict[str, Answer] | None = None,
+                 version: str = "2025-03-26") -> None:
+        self.peer = RawPeer()
+        self.capabilities = {} if capabilities is None else capabilities
+        self.answers = dict(answers or {})
+        self.version = version
+        self.initialize: dict[str, Any] = {}
+        self.received: list[dict[str, Any]] = []
+        self.notifications: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self._responses: dict[Any, queue.SimpleQueue[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._serial = 0
+        self.thread = threading.Thread(target=self._run, name="scripted-server")
+        self.thread.start()
+
+    def requests(self, method: str | None = None) -> list[dict[str, Any]]:
+        """The requests received so far, of ``method`` if given."""
+        with self._lock:
+            return [m for m in self.received if "id" in m
+                    and (method is None or m["method"] == method)]
+
+    def _run(self) -> None:
+        try:
+            self.initialize = answer_initialize(self.peer, initialize_result(
+                self.version, capabilities=self.capabilities))
+            while True:
+                try:
+                    frame = self.peer.receive(timeout=30)
+                except EOFError:
+                    return
+                for message in frame if isinstance(frame, list) else [frame]:
+                    self._handle(message)
+        except BaseException as exc:  # reported by close()
+            self.error = exc
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            with self._lock:
+                waiting = self._responses.get(message.get("id"))
+            if waiting is not None:
+                waiting.put(message)
+            return
+        with self._lock:
+            self.received.append(message)
+        if "id" not in message:
+            if message["method"] != "notifications/initialized":  # part of the handshake
+                self.notifications.put(message)
+            return
+        answer = self.answers.get(message["method"])
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if answer is None:
+            reply["error"] = {"code": -32601, "message": "Method not found"}
+        else:
+            try:
+                reply["result"] = answer(message.get("params") or {})
+            except RpcError as exc:
+                reply["error"] = exc.to_wire()
+        self.peer.send(reply)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send the client any frame."""
+        self.peer.send(message)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.peer.send(message)
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                timeout: float = 5.0) -> dict[str, Any]:
+        """Send the client a request and return its whole answer (result or error)."""
+        with self._lock:
+            self._serial += 1
+            request_id = f"s-{self._serial}"
+            answers: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+            self._responses[request_id] = answers
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.peer.send(message)
+        return answers.get(timeout=timeout)
+
+    def close(self) -> None:
+        self.peer.close()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        if self.error is not None:
+            raise self.error
+
+
+def scripted_servers() -> Iterator[Callable[..., ScriptedServer]]:
+    """Starts :class:`ScriptedServer` instances and stops them after the test; use it
+    as ``yield from scripted_servers()`` in a fixture."""
+    servers: list[ScriptedServer] = []
+
+    def start(capabilities: dict[str, Any] | None = None,
+              answers: dict[str, Answer] | None = None, **options: Any) -> ScriptedServer:
+        server = ScriptedServer(capabilities, answers, **options)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., ScriptedServer]]:
+    yield from scripted_servers()
+
+
 def answer_initialize(peer: RawPeer, result: dict[str, Any]) -> dict[str, Any]:
     request = peer.receive()
     assert request["method"] == "initialize"
@@ -294,6 +421,11 @@ def test_send_request_async_callbacks_never_run_on_the_reader() -> None:
 
 def test_shut_down_callback_executor_still_completes_the_future() -> None:
     server = Server("s")
+
+    @server.tool()
+    def one() -> int:
+        return 1
+
     executor = ThreadPoolExecutor(1)
     executor.shutdown()
     with open_client(server, callback_executor=executor) as client, pytest.raises(RpcError):
@@ -355,3 +487,51 @@ def test_expired_session_is_renewed_and_safe_calls_repeated_http_35(fake: Any) -
     server.finish()
     assert methods == ["tools/call", "initialize", "notifications/initialized",
                        "tools/list", "initialize", "notifications/initialized", "tools/list"]
+
+
+def test_renewed_session_gets_log_level_and_subscriptions_back_http_35(fake: Any) -> None:
+    """HTTP-35, LOGGING-3, RESOURCES-7: a new session starts with the server's defaults,
+    so the client asks again for its log level and its live subscriptions; a
+    subscription that meets the expiry is made in the new session."""
+    seen: list[tuple[str, Any]] = []
+
+    def answer(peer: RawPeer, expire: bool = False) -> None:
+        request = peer.receive()
+        seen.append((request["method"], request.get("params")))
+        if expire:
+            peer.send({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32000, "message": "session expired"}})
+        else:
+            peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+
+    def renew(peer: RawPeer) -> None:
+        seen.append(("initialize", None))
+        answer_initialize(peer, initialize_result(capabilities=capabilities))
+        seen.append((peer.receive()["method"], None))
+
+    capabilities = {"logging": {}, "resources": {"subscribe": True}}
+
+    def script(peer: RawPeer) -> None:
+        answer_initialize(peer, initialize_result(capabilities=capabilities))
+        peer.receive()  # initialized
+        for _ in range(4):  # setLevel, subscribe a, subscribe b, unsubscribe b
+            answer(peer)
+        answer(peer, expire=True)  # subscribe c meets the expired session
+        renew(peer)
+        for _ in range(3):  # setLevel and subscribe a restored, subscribe c repeated
+            answer(peer)
+
+    server = fake(script)
+    with Client(ExpiringTransport(server.peer.transport)) as client:  # type: ignore[arg-type]
+        client.set_logging_level("error")
+        client.subscribe_resource("file:///a")
+        client.subscribe_resource("file:///b")
+        client.unsubscribe_resource("file:///b")
+        client.subscribe_resource("file:///c")
+    server.finish()
+    assert seen[4:] == [
+        ("resources/subscribe", {"uri": "file:///c"}),
+        ("initialize", None), ("notifications/initialized", None),
+        ("logging/setLevel", {"level": "error"}),
+        ("resources/subscribe", {"uri": "file:///a"}),
+        ("resources/subscribe", {"uri": "file:///c"})]

@@ -16,6 +16,8 @@ from tests.helpers import RawPeer
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
+pytestmark = pytest.mark.timeout(30)
+
 
 @attrs.define
 class Point:
@@ -150,6 +152,7 @@ def test_meta_is_not_an_argument_jsonrpc_11() -> None:
 
 
 def test_returned_content_objects_and_results_pass_through() -> None:
+    """TOOLS-5, CONTENT-4: content objects and whole results pass through unchanged."""
     server = Server("s")
     resource = types.EmbeddedResource(resource=types.TextResourceContents(
         uri="file:///a.txt", text="hello", mime_type="text/plain"))
@@ -211,12 +214,14 @@ def test_tools_list_changed_tools_8() -> None:
 
 
 def test_undeclared_features_are_method_not_found_caps_7() -> None:
-    """CAPS-7: a server without prompts or resources answers their methods with -32601."""
+    """CAPS-7, AMBIG-18: a server without prompts, resources, completers or logging answers
+    their methods with -32601."""
     peer = RawPeer()
-    connection = make_server().connect(peer.transport)
+    connection = make_server(logging=False).connect(peer.transport)
     try:
         peer.handshake()
-        for method in ("prompts/list", "resources/read", "logging/setLevel"):
+        for method in ("prompts/list", "resources/read", "resources/subscribe",
+                       "completion/complete", "logging/setLevel"):
             answer = peer.call({"jsonrpc": "2.0", "id": method, "method": method})
             assert answer["id"] == method
             assert answer["error"]["code"] == -32601
@@ -235,6 +240,7 @@ def test_client_refuses_undeclared_features_locally_caps_5(wire: Any) -> None:
 
 
 def test_context_parameter_found_by_type() -> None:
+    """TOOLS-3: a Context parameter, found by its type, stays out of the input schema."""
     server = Server("s")
     seen: dict[str, Any] = {}
 
@@ -255,6 +261,7 @@ def test_context_parameter_found_by_type() -> None:
 
 
 def test_coroutine_tools_are_refused() -> None:
+    """TOOLS-3: a tool must be a plain function; async ones are refused at once."""
     server = Server("s")
 
     async def later() -> str:
@@ -265,6 +272,7 @@ def test_coroutine_tools_are_refused() -> None:
 
 
 def test_decorator_returns_the_function_unchanged() -> None:
+    """TOOLS-3: registering leaves the function callable as before."""
     server = Server("s")
 
     def double(x: int) -> int:
@@ -283,5 +291,92 @@ def test_old_client_gets_no_tool_annotations_version_2() -> None:
 
 
 def test_unknown_protocol_version_option_is_refused() -> None:
+    """VERSION-1: the client offers only versions it knows."""
     with pytest.raises(ValueError, match="unknown protocol version"):
         Client(None, protocol_version="2030-01-01")  # type: ignore[arg-type]
+
+
+# --- capabilities: what is declared, and when ----------------------------------------------
+
+
+def test_empty_server_declares_only_logging_gen_1_caps_3() -> None:
+    """GEN-1, CAPS-3: a server with nothing registered initializes, answers ping and
+    declares nothing but logging."""
+    from tests.server_support import raw_session, request
+
+    with raw_session(Server("empty")) as (peer, connection):
+        assert connection.capabilities == types.ServerCapabilities(logging={})
+        assert peer.call(request("ping", None, 1)) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        for method in ("tools/list", "resources/list", "prompts/list"):
+            assert peer.call(request(method, None, method))["error"]["code"] == -32601
+
+
+def test_capabilities_follow_registrations_caps_3() -> None:
+    """CAPS-3, RESOURCES-1, PROMPTS-1, COMPLETION-1: each feature appears once something of
+    its kind is registered; completions only with a completer."""
+    server = Server("s")
+    assert server.capabilities() == types.ServerCapabilities(logging={})
+    server.add_tool(lambda: "x", name="t")
+    server.add_resource(lambda: "x", "a://x")
+    server.add_prompt(lambda: "x", name="p")
+    assert server.capabilities() == types.ServerCapabilities(
+        logging={}, tools=types.ToolsCapability(list_changed=True),
+        resources=types.ResourcesCapability(subscribe=True, list_changed=True),
+        prompts=types.PromptsCapability(list_changed=True))
+    server.add_resource_template(lambda v: v, "b://{v}", complete={"v": ["one"]})
+    assert server.capabilities().completions == {}
+    server.remove_resource("b://{v}")
+    assert server.capabilities().completions is None
+
+
+def test_flags_declare_features_registered_later_caps_3_tools_8() -> None:
+    """CAPS-3, TOOLS-8: tools=True declares tools with none registered yet, so a tool added
+    while the client is connected is announced and callable."""
+    server = Server("s", tools=True)
+    seen: list[str] = []
+    changed = threading.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        seen.append(method)
+        changed.set()
+
+    with open_client(server, on_notification=on_notification) as client:
+        assert client.server_capabilities.tools == types.ToolsCapability(list_changed=True)
+        assert client.list_tools() == []
+        server.add_tool(lambda: "late", name="late")
+        assert changed.wait(5)
+        assert seen == ["notifications/tools/list_changed"]
+        assert client.call_tool("late").content == [types.TextContent(text="late")]
+
+
+def test_flags_can_hide_registered_features_caps_7() -> None:
+    """CAPS-7: prompts=False keeps registered prompts undeclared and unserved (-32601)."""
+    from tests.server_support import raw_session, request
+
+    server = Server("s", prompts=False, completions=False)
+    server.add_prompt(lambda x: x, name="p", complete={"x": ["a"]})
+    with raw_session(server) as (peer, connection):
+        assert connection.capabilities.prompts is None
+        assert connection.capabilities.completions is None
+        assert peer.call(request("prompts/list", None, 1))["error"]["code"] == -32601
+
+
+def test_features_added_after_connecting_stay_undeclared_caps_6() -> None:
+    """CAPS-6: without the capability at connection time, its list_changed is never sent
+    to that connection; a later connection declares the feature."""
+    server = make_server()
+    notes: list[str] = []
+    arrived = threading.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        notes.append(method)
+        arrived.set()
+
+    with open_client(server, on_notification=on_notification) as client:
+        assert client.server_capabilities.prompts is None
+        server.add_prompt(lambda: "x", name="late")
+        server.add_tool(lambda: "x", name="marker")  # notifications arrive in order
+        assert arrived.wait(5)
+        assert notes == ["notifications/tools/list_changed"]
+    with open_client(server) as client:
+        assert client.server_capabilities.prompts == types.PromptsCapability(list_changed=True)

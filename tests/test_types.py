@@ -572,3 +572,16 @@ def test_odd_member_names_survive() -> None:
 def test_converter_is_private() -> None:
     assert _convert.converter is not cattrs.global_converter
     assert _convert.make_converter() is not _convert.make_converter()
+
+
+def test_tool_annotation_defaults_tools_9() -> None:
+    """TOOLS-9: absent hints read as the spec's defaults."""
+    from mcp_sync.types import ToolAnnotations
+
+    empty = ToolAnnotations()
+    assert (empty.read_only, empty.destructive, empty.idempotent, empty.open_world) == (
+        False, True, False, True)
+    given = ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                            idempotent_hint=True, open_world_hint=False)
+    assert (given.read_only, given.destructive, given.idempotent, given.open_world) == (
+        True, False, True, False)

@@ -1,0 +1,168 @@
+"""Media a tool, prompt or resource function can return: :class:`Image` and :class:`Audio`.
+
+Return one (or put one in a list with text) and the server turns it into the right
+content item: an image or audio item in a tool result or a prompt message, a base64
+``blob`` when a resource function returns it.
+
+Example::
+
+    from mcp_sync.content import Image
+
+    @server.tool()
+    def chart() -> Image:
+        return Image(render_png())                    # the MIME type is recognised
+
+    @server.tool()
+    def logo() -> list:
+        return ["Our logo:", Image.from_file("logo.svg")]
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from pathlib import Path
+
+import attrs
+
+from . import types
+
+__all__ = ["Audio", "Image"]
+
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+_AUDIO_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"ID3", "audio/mpeg"),
+    (b"\xff\xfb", "audio/mpeg"),
+    (b"\xff\xf3", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+)
+
+
+def image_type(data: bytes) -> str | None:
+    """The MIME type of an image recognised by its first bytes, or None."""
+    for magic, mime_type in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def audio_type(data: bytes) -> str | None:
+    """The MIME type of audio recognised by its first bytes, or None."""
+    for magic, mime_type in _AUDIO_MAGIC:
+        if data.startswith(magic):
+            return mime_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data[4:8] == b"ftyp" and data[8:11] == b"M4A":
+        return "audio/mp4"
+    return None
+
+
+def _resolve_type(data: bytes, mime_type: str | None, kind: str) -> str:
+    if mime_type is not None:
+        if not mime_type.startswith(f"{kind}/"):
+            raise ValueError(f"{mime_type!r} is not an {kind} MIME type")
+        return mime_type
+    found = image_type(data) if kind == "image" else audio_type(data)
+    if found is None:
+        raise ValueError(f"cannot tell the {kind} format from its bytes; pass mime_type=")
+    return found
+
+
+def _file_type(path: Path, mime_type: str | None, kind: str) -> str | None:
+    if mime_type is not None:
+        return mime_type
+    # A name that says nothing useful (".bin") leaves the bytes to decide.
+    guessed, _ = mimetypes.guess_type(path.name)
+    return guessed if guessed is not None and guessed.startswith(f"{kind}/") else None
+
+
+@attrs.frozen(init=False)
+class Image:
+    """An image to return from a tool, prompt or resource function.
+
+    Args:
+        data: the image's bytes (not base64).
+        mime_type: e.g. ``"image/png"``; recognised from the bytes for PNG, JPEG, GIF,
+            WebP and BMP when left out.
+        annotations: who the item is for and how much it matters.
+
+    Raises:
+        ValueError: no ``mime_type`` was given and the format is not recognised, or it
+            is not an ``image/`` type.
+    """
+
+    data: bytes
+    mime_type: str
+    annotations: types.Annotations | None
+
+    def __init__(self, data: bytes, mime_type: str | None = None, *,
+                 annotations: types.Annotations | None = None) -> None:
+        data = bytes(data)
+        self.__attrs_init__(data, _resolve_type(data, mime_type, "image"), annotations)
+
+    @classmethod
+    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Image:
+        """Read an image file; its type comes from ``mime_type``, the name or the bytes.
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: the type cannot be told.
+        """
+        path = Path(path)
+        return cls(path.read_bytes(), _file_type(path, mime_type, "image"))
+
+    def to_content(self) -> types.ImageContent:
+        """The ``image`` content item."""
+        return types.ImageContent(data=base64.b64encode(self.data).decode("ascii"),
+                                  mime_type=self.mime_type, annotations=self.annotations)
+
+
+@attrs.frozen(init=False)
+class Audio:
+    """An audio clip to return from a tool, prompt or resource function.
+
+    Args:
+        data: the audio bytes (not base64).
+        mime_type: e.g. ``"audio/wav"``; recognised from the bytes for WAV, MP3, Ogg,
+            FLAC and M4A when left out.
+        annotations: who the item is for and how much it matters.
+
+    Raises:
+        ValueError: no ``mime_type`` was given and the format is not recognised, or it
+            is not an ``audio/`` type.
+    """
+
+    data: bytes
+    mime_type: str
+    annotations: types.Annotations | None
+
+    def __init__(self, data: bytes, mime_type: str | None = None, *,
+                 annotations: types.Annotations | None = None) -> None:
+        data = bytes(data)
+        self.__attrs_init__(data, _resolve_type(data, mime_type, "audio"), annotations)
+
+    @classmethod
+    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Audio:
+        """Read an audio file; its type comes from ``mime_type``, the name or the bytes.
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: the type cannot be told.
+        """
+        path = Path(path)
+        return cls(path.read_bytes(), _file_type(path, mime_type, "audio"))
+
+    def to_content(self) -> types.AudioContent:
+        """The ``audio`` content item."""
+        return types.AudioContent(data=base64.b64encode(self.data).decode("ascii"),
+                                  mime_type=self.mime_type, annotations=self.annotations)
