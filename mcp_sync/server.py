@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import types
 from ._content import json_safe
@@ -40,6 +40,9 @@ from ._server_connection import ServerConnection
 from ._server_handlers import FEATURE_METHODS, HANDLERS
 from ._uri_template import is_template
 from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from .transports.http_server import StreamableHttpApp
 
 __all__ = ["McpLogHandler", "Server", "ServerConnection"]
 
@@ -509,6 +512,40 @@ class Server:
             connections = list(self._connections)
         for connection in connections:
             connection.notify_if_ready(method, params)
+
+    @property
+    def served_methods(self) -> frozenset[str]:
+        """Every request method some connection of this server may answer."""
+        return frozenset(self._handlers)
+
+    def wsgi_app(self, path: str = "/mcp", *, stateless: bool = False,
+                 json_response: bool = False, **options: Any) -> StreamableHttpApp:
+        """This server over Streamable HTTP, as a WSGI application.
+
+        Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
+        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ...).
+
+        Args:
+            path: the MCP endpoint's path within the application.
+            stateless: no sessions; each POST stands alone (scales across processes).
+            json_response: answer requests with ``application/json``, never SSE.
+            options: passed to :func:`mcp_sync.transports.http_server.make_wsgi_app`.
+        """
+        from .transports.http_server import make_wsgi_app
+
+        return make_wsgi_app(self, path, stateless=stateless, json_response=json_response,
+                             **options)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
+                 **options: Any) -> None:
+        """Serve Streamable HTTP at ``http://host:port/path`` until Ctrl+C.
+
+        Binds the loopback address by default (HTTP-3). Options as for
+        :meth:`wsgi_app`, plus ``max_threads``; see docs/http.md.
+        """
+        from .transports.http_server import run_http
+
+        run_http(self, host, port, path=path, **options)
 
     def run_stdio(self) -> None:
         """Serve one client on stdin/stdout until stdin closes, then return.

@@ -1,0 +1,590 @@
+"""The Streamable HTTP WSGI application: requests checked, sessions kept, bodies routed.
+
+Every request passes the same gate, in this order: path (404), shutdown (503), ``Host``
+(421), ``Origin`` (403), method (405), token verifier (401). Then a POST is checked for
+``Accept`` (406), ``Content-Type`` (415), size (413), body (400),
+``MCP-Protocol-Version`` (400) and session id (400 when missing, 404 when unknown); a GET
+or DELETE for ``MCP-Protocol-Version``, session id and (GET) ``Accept``. What passes is
+handed to the session's :class:`~mcp_sync.transports._http_session.SessionTransport`,
+whose streams become the SSE or JSON answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.wrappers import Request, Response
+
+from .._threads import ThreadGroup, WorkerPool
+from .._versions import KNOWN_VERSIONS, LATEST_VERSION
+from ..errors import ConnectionClosed, ErrorCode
+from ..jsonrpc import Batch, Incoming, Invalid, decode
+from ..jsonrpc import Request as RpcRequest
+from ._event_store import EventStore, MemoryEventStore
+from ._http_checks import (
+    DEFAULT_ALLOWED_ORIGINS,
+    accepts,
+    error_response,
+    host_allowed,
+    normal_path,
+    origin_allowed,
+    parse_event_id,
+    unknown_session,
+)
+from ._http_session import STANDALONE_STREAM, CannotResume, SessionTransport, SseBody
+
+if TYPE_CHECKING:
+    from ..server import Server, ServerConnection
+
+__all__ = ["SESSION_HEADER", "VERSION_HEADER", "StreamableHttpApp", "TokenVerifier"]
+
+log = logging.getLogger("mcp_sync.http.server")
+
+#: Called with each request (a :class:`werkzeug.wrappers.Request`); a falsy result is 401.
+TokenVerifier = Callable[[Request], object]
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+_SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
+_ALLOW = "GET, POST, DELETE, OPTIONS"
+_ALLOW_STATELESS = "POST, OPTIONS"
+#: How long an initialize POST waits for its answer; the session answers it at once.
+_INITIALIZE_WAIT = 30.0
+
+
+class _Session:
+    def __init__(self, session_id: str, transport: SessionTransport,
+                 connection: ServerConnection, now: float) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.connection = connection
+        self.last_seen = now
+        self.active = 0  # HTTP requests of this session under way, open streams included
+
+
+class StreamableHttpApp:
+    """The WSGI application serving one :class:`~mcp_sync.Server` over Streamable HTTP.
+
+    Build it with :func:`~mcp_sync.transports.http_server.make_wsgi_app` (every option
+    is documented there). Close it when the process stops serving: that ends every
+    session and joins the background threads. It is also a context manager.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        path: str = "/mcp",
+        *,
+        stateless: bool = False,
+        json_response: bool = False,
+        allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
+        allowed_hosts: Sequence[str] | None = None,
+        token_verifier: TokenVerifier | None = None,
+        max_body_size: int = 4 * 1024 * 1024,
+        max_get_streams: int = 4,
+        get_stream_timeout: float | None = 300.0,
+        keepalive_interval: float = 15.0,
+        session_timeout: float | None = 1800.0,
+        max_sessions: int = 1000,
+        event_store: EventStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_body_size < 1 or max_get_streams < 0 or max_sessions < 1:
+            raise ValueError("max_body_size and max_sessions must be positive, "
+                             "max_get_streams at least 0")
+        for name, value in (("get_stream_timeout", get_stream_timeout),
+                            ("session_timeout", session_timeout),
+                            ("keepalive_interval", keepalive_interval)):
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive")
+        self.server = server
+        self.path = path
+        self.stateless = stateless
+        self.json_response = json_response
+        self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
+        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+        self.token_verifier = token_verifier
+        self.max_body_size = max_body_size
+        self.max_get_streams = max_get_streams
+        self.get_stream_timeout = get_stream_timeout
+        self.keepalive_interval = keepalive_interval
+        self.session_timeout = session_timeout
+        self.max_sessions = max_sessions
+        self.event_store: EventStore = (event_store if event_store is not None
+                                        else MemoryEventStore())
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._sessions: dict[str, _Session] = {}
+        self._starting = 0
+        self._stateless_connections: set[ServerConnection] = set()
+        self._get_streams = 0
+        self._closed = False
+        self._threads = ThreadGroup("http")
+        self._closer = WorkerPool(self._threads, "closer", 1)
+        self._stop = threading.Event()
+        self._sweeper_started = False
+
+    # --- life ------------------------------------------------------------------------------
+
+    @property
+    def session_count(self) -> int:
+        """How many sessions are open."""
+        with self._lock:
+            return len(self._sessions)
+
+    @property
+    def get_stream_count(self) -> int:
+        """How many GET streams are open (counted against ``max_get_streams``)."""
+        with self._lock:
+            return self._get_streams
+
+    def close(self) -> None:
+        """End every session and stream, and join the background threads; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+            stateless = list(self._stateless_connections)
+        self._stop.set()
+        for session in sessions:
+            self._end_session(session)
+        for connection in stateless:
+            connection.close()
+        self._closer.close()
+        self._threads.join(10.0)
+
+    def __enter__(self) -> StreamableHttpApp:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def sweep(self) -> int:
+        """Expire idle sessions and end idle GET streams now; returns how many sessions ended.
+
+        A background thread does this periodically; call it yourself when time comes
+        from a ``clock`` of your own.
+        """
+        now = self._clock()
+        expired: list[_Session] = []
+        with self._lock:
+            for session in list(self._sessions.values()):
+                if (self.session_timeout is not None and session.active == 0
+                        and now - session.last_seen >= self.session_timeout):
+                    del self._sessions[session.id]
+                    expired.append(session)
+            live = list(self._sessions.values())
+        for session in expired:
+            log.debug("session %s expired", session.id)
+            self._end_session(session)
+        if self.get_stream_timeout is not None:
+            for session in live:
+                session.transport.kick_idle_consumer(session.transport.standalone,
+                                                     self.get_stream_timeout)
+        return len(expired)
+
+    def _sweep_loop(self) -> None:
+        timeouts = [t for t in (self.session_timeout, self.get_stream_timeout) if t]
+        interval = min(max(min(timeouts, default=60.0) / 4, 0.05), 30.0)
+        while not self._stop.wait(interval):
+            try:
+                self.sweep()
+            except Exception:
+                log.exception("sweeping idle sessions failed")
+
+    def _end_session(self, session: _Session) -> None:
+        session.connection.close()
+        try:
+            self.event_store.forget_session(session.id)
+        except Exception:
+            log.exception("the event store failed to forget session %s", session.id)
+
+    # --- WSGI ------------------------------------------------------------------------------
+
+    def __call__(self, environ: dict[str, Any],
+                 start_response: Callable[..., Any]) -> Any:
+        request = Request(environ)
+        try:
+            response = self._respond(request)
+        except Exception:
+            log.exception("error while serving %s %s", request.method, request.path)
+            response = error_response(500, ErrorCode.INTERNAL_ERROR, "Internal error")
+        origin = request.headers.get("Origin")
+        if origin is not None and response.status_code != 403:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Expose-Headers"] = SESSION_HEADER
+            response.vary.add("Origin")
+        return response(environ, start_response)
+
+    def _respond(self, request: Request) -> Response:
+        if normal_path(request.environ.get("PATH_INFO", "")) != normal_path(self.path):
+            return error_response(404, ErrorCode.INVALID_REQUEST, "Not Found")
+        if self._closed:
+            return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
+        host = request.headers.get("Host")
+        if host is not None and not host_allowed(host, self.allowed_hosts):
+            return error_response(421, ErrorCode.INVALID_REQUEST,
+                                  f"Misdirected Request: host {host!r} is not served here")
+        origin = request.headers.get("Origin")
+        if origin is not None and not origin_allowed(origin, self.allowed_origins):
+            return error_response(403, ErrorCode.INVALID_REQUEST,
+                                  f"Forbidden: origin {origin!r} is not allowed")
+        allow = _ALLOW_STATELESS if self.stateless else _ALLOW
+        if request.method == "OPTIONS":
+            return Response(status=204, headers={
+                "Allow": allow, "Access-Control-Allow-Methods": allow,
+                "Access-Control-Allow-Headers": ", ".join((
+                    "Content-Type", "Accept", "Authorization", "Last-Event-ID",
+                    SESSION_HEADER, VERSION_HEADER)),
+                "Access-Control-Max-Age": "600"})
+        if request.method not in allow.split(", "):
+            return error_response(405, ErrorCode.INVALID_REQUEST,
+                                  f"Method Not Allowed: {request.method}",
+                                  headers={"Allow": allow})
+        if self.token_verifier is not None and not self._authorized(request):
+            return error_response(401, ErrorCode.INVALID_REQUEST, "Unauthorized",
+                                  headers={"WWW-Authenticate": "Bearer"})
+        if request.method == "POST":
+            return self._post(request)
+        refused = self._refuse_version(request, None)
+        if refused is not None:
+            return refused
+        if request.method == "GET":
+            return self._get(request)
+        return self._delete(request)
+
+    def _authorized(self, request: Request) -> bool:
+        assert self.token_verifier is not None
+        try:
+            return bool(self.token_verifier(request))
+        except Exception:
+            log.exception("the token verifier failed; refusing the request")
+            return False
+
+    def _refuse_version(self, request: Request, incoming: Incoming | None) -> Response | None:
+        version = request.headers.get(VERSION_HEADER)
+        if version is None or version in KNOWN_VERSIONS:
+            return None
+        code, request_id = self._refusal(incoming)
+        return error_response(
+            400, code, f"Bad Request: unsupported {VERSION_HEADER}: {version}",
+            data={"supported": list(KNOWN_VERSIONS), "requested": version},
+            request_id=request_id)
+
+    def _refusal(self, incoming: Incoming | None) -> tuple[int, Any]:
+        # A newer client's probe (server/discover) must learn at once that we do not
+        # know the method, so that it falls back to initialize.
+        if isinstance(incoming, RpcRequest):
+            known = {"initialize", "ping", *self.server.served_methods}
+            if incoming.method not in known:
+                return ErrorCode.METHOD_NOT_FOUND, incoming.id
+            return ErrorCode.INVALID_REQUEST, incoming.id
+        return ErrorCode.INVALID_REQUEST, None
+
+    # --- POST ------------------------------------------------------------------------------
+
+    def _post(self, request: Request) -> Response:
+        use_sse = not self.json_response and accepts(request, "text/event-stream")
+        if not use_sse and not accepts(request, "application/json"):
+            wanted = ("application/json" if self.json_response
+                      else "application/json or text/event-stream")
+            return error_response(406, ErrorCode.INVALID_REQUEST,
+                                  f"Not Acceptable: the client must accept {wanted}")
+        if request.mimetype != "application/json":
+            return error_response(415, ErrorCode.INVALID_REQUEST,
+                                  "Unsupported Media Type: the body must be application/json")
+        body = self._read_body(request)
+        if body is None:
+            return error_response(413, ErrorCode.INVALID_REQUEST,
+                                  f"Payload Too Large: the limit is {self.max_body_size} bytes")
+        incoming = decode(body)
+        if isinstance(incoming, Invalid):
+            return error_response(400, incoming.error.code, incoming.error.message,
+                                  data=incoming.error.data, request_id=incoming.id)
+        initialize = isinstance(incoming, RpcRequest) and incoming.method == "initialize"
+        if not initialize:
+            refused = self._refuse_version(request, incoming)
+            if refused is not None:
+                return refused
+        if self.stateless:
+            return self._post_stateless(request, incoming, use_sse, initialize)
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            if initialize:
+                assert isinstance(incoming, RpcRequest)
+                return self._initialize(incoming, use_sse)
+            code, request_id = self._refusal(incoming)
+            return error_response(400, code, f"Bad Request: the {SESSION_HEADER} header is "
+                                  "required; start a session with initialize",
+                                  request_id=request_id)
+        session = self._enter(session_id)
+        if session is None:
+            return unknown_session()
+        return self._deliver(session.transport, incoming, use_sse,
+                             lambda finished: self._leave(session))
+
+    def _read_body(self, request: Request) -> bytes | None:
+        length = request.content_length
+        if length is not None and length > self.max_body_size:
+            return None
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = request.stream.read(min(64 * 1024, self.max_body_size + 1 - total))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > self.max_body_size:
+                return None
+
+    def _deliver(self, transport: SessionTransport, incoming: Incoming, use_sse: bool,
+                 release: Callable[[bool], None]) -> Response:
+        """Feed one POST body to a session and answer with its stream (or 202).
+
+        ``release`` runs exactly once, when the answer is complete or abandoned.
+        """
+        batch = isinstance(incoming, Batch)
+        items = incoming.items if isinstance(incoming, Batch) else (incoming,)
+        invalid = [item.error_response() for item in items
+                   if isinstance(item, Invalid) and item.reply]
+        requests = [item for item in items if isinstance(item, RpcRequest)]
+        valid = [item for item in items if not isinstance(item, Invalid)]
+        try:
+            if not requests and not invalid:
+                if valid:
+                    transport.feed(Batch(tuple(valid)) if batch else valid[0])
+                release(True)
+                return Response(status=202)
+            opened = transport.open_stream(requests, sse=use_sse, immediate=invalid,
+                                           attach=use_sse)
+            forward = [item for item in valid if not any(item is r for r in opened.refused)]
+            if forward:
+                transport.feed(Batch(tuple(forward)) if batch else forward[0])
+        except ConnectionClosed:
+            release(True)
+            return unknown_session()
+        except BaseException:
+            release(True)
+            raise
+        stream = opened.stream
+        if use_sse:
+            body = SseBody(transport, stream, opened.token, keepalive=self.keepalive_interval,
+                           on_close=release)
+            return Response(body, status=200, content_type="text/event-stream",
+                            headers=_SSE_HEADERS)
+        try:
+            transport.wait_finished(stream)
+            payloads = transport.take(stream)
+        finally:
+            release(True)
+        if not payloads:
+            return Response(status=202)  # every request was cancelled (AMBIG-8)
+        data = b"[" + b",".join(payloads) + b"]" if batch else payloads[0]
+        return Response(data, status=200, content_type="application/json")
+
+    def _initialize(self, incoming: RpcRequest, use_sse: bool) -> Response:
+        with self._lock:
+            if len(self._sessions) + self._starting >= self.max_sessions:
+                return error_response(503, ErrorCode.INTERNAL_ERROR,
+                                      "Service Unavailable: too many sessions",
+                                      request_id=incoming.id)
+            self._starting += 1
+        try:
+            session_id = secrets.token_urlsafe(32)
+            transport = SessionTransport(session_id, event_store=self.event_store,
+                                         clock=self._clock)
+            connection = self.server.connect(transport)
+            opened = transport.open_stream([incoming], sse=use_sse)
+            transport.feed(incoming)
+            answered = transport.wait_finished(opened.stream, _INITIALIZE_WAIT)
+            session = _Session(session_id, transport, connection, self._clock())
+            session.active = 1
+            with self._lock:
+                closing = self._closed
+                registered = (answered and connection.protocol_version is not None
+                              and not closing)
+                if registered:
+                    self._sessions[session_id] = session
+                    self._start_sweeper()
+        finally:
+            with self._lock:
+                self._starting -= 1
+        if closing:
+            self._end_session(session)
+            return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down",
+                                  request_id=incoming.id)
+        if not registered:
+            # A failed initialize leaves no session behind; its error is the answer.
+            payloads = transport.take(opened.stream)
+            self._end_session(session)
+            if not payloads:
+                return error_response(500, ErrorCode.INTERNAL_ERROR,
+                                      "Internal error: initialize was not answered",
+                                      request_id=incoming.id)
+            return Response(payloads[0], status=200, content_type=(
+                "text/event-stream" if use_sse else "application/json"))
+        log.debug("session %s started", session_id)
+        headers = {SESSION_HEADER: session_id}
+        if not use_sse:
+            payloads = transport.take(opened.stream)
+            self._leave(session)
+            return Response(payloads[0], status=200, content_type="application/json",
+                            headers=headers)
+        token = transport.attach(opened.stream)
+        body = SseBody(transport, opened.stream, token, keepalive=self.keepalive_interval,
+                       on_close=lambda finished: self._leave(session))
+        return Response(body, status=200, content_type="text/event-stream",
+                        headers={**_SSE_HEADERS, **headers})
+
+    def _start_sweeper(self) -> None:
+        # Called with _lock held. Started with the first session, not with the app, so
+        # that a WSGI server forking workers after importing the app forks no thread.
+        if not self._sweeper_started and (self.session_timeout or self.get_stream_timeout):
+            self._sweeper_started = True
+            self._threads.start("sweeper", self._sweep_loop)
+
+    def _post_stateless(self, request: Request, incoming: Incoming, use_sse: bool,
+                        initialize: bool) -> Response:
+        items = incoming.items if isinstance(incoming, Batch) else (incoming,)
+        if not any(isinstance(item, RpcRequest) or (isinstance(item, Invalid) and item.reply)
+                   for item in items):
+            log.debug("stateless mode: nothing to serve in this POST; accepted and dropped")
+            return Response(status=202)
+        version = request.headers.get(VERSION_HEADER) or LATEST_VERSION
+        transport = SessionTransport(None, stateless=True, clock=self._clock)
+        connection = self.server.connect(transport,
+                                         assume_version=None if initialize else version)
+        with self._lock:
+            closing = self._closed
+            if not closing:
+                self._stateless_connections.add(connection)
+        if closing:
+            connection.close()
+            return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
+
+        def finish() -> None:
+            connection.close()
+            with self._lock:
+                self._stateless_connections.discard(connection)
+
+        def close_later() -> None:
+            self._closer.submit(finish)
+
+        def release(finished: bool) -> None:
+            # A client that went away is no cancellation (HTTP-16): the requests run to
+            # their end, and only then is the connection closed.
+            if finished:
+                finish()
+            else:
+                transport.call_when_idle(close_later)
+
+        return self._deliver(transport, incoming, use_sse, release)
+
+    # --- GET and DELETE --------------------------------------------------------------------
+
+    def _get(self, request: Request) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return error_response(400, ErrorCode.INVALID_REQUEST,
+                                  f"Bad Request: the {SESSION_HEADER} header is required")
+        if not accepts(request, "text/event-stream"):
+            return error_response(406, ErrorCode.INVALID_REQUEST,
+                                  "Not Acceptable: the client must accept text/event-stream")
+        last_event_id = request.headers.get("Last-Event-ID")
+        resume_from: tuple[str, int] | None = None
+        if last_event_id is not None:
+            resume_from = parse_event_id(last_event_id)
+            if resume_from is None:
+                return error_response(400, ErrorCode.INVALID_REQUEST,
+                                      f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
+        session = self._enter(session_id)
+        if session is None:
+            return unknown_session()
+        transport = session.transport
+        if resume_from is not None and resume_from[0] != STANDALONE_STREAM:
+            return self._resume(session, *resume_from)
+        with self._lock:
+            replacing = transport.standalone.consumer is not None
+            if not replacing and self._get_streams >= self.max_get_streams:
+                refused = True
+            else:
+                refused = False
+                self._get_streams += 1
+        if refused:
+            self._leave(session)
+            return error_response(
+                405, ErrorCode.INVALID_REQUEST,
+                "Method Not Allowed: no more GET streams; server messages come on POST streams",
+                headers={"Allow": "POST, DELETE, OPTIONS"})
+
+        def release(finished: bool) -> None:
+            with self._lock:
+                self._get_streams -= 1
+            self._leave(session)
+
+        try:
+            if resume_from is not None:
+                replay, stream, token = transport.resume(*resume_from)
+            else:
+                replay, stream, token = [], transport.standalone, transport.attach(
+                    transport.standalone)
+        except (ConnectionClosed, CannotResume):
+            release(True)
+            return unknown_session()
+        body = SseBody(transport, stream, token, replay=replay,
+                       keepalive=self.keepalive_interval,
+                       idle_timeout=self.get_stream_timeout, on_close=release)
+        return Response(body, status=200, content_type="text/event-stream",
+                        headers=_SSE_HEADERS)
+
+    def _resume(self, session: _Session, stream_id: str, seq: int) -> Response:
+        try:
+            replay, stream, token = session.transport.resume(stream_id, seq)
+        except ConnectionClosed:
+            self._leave(session)
+            return unknown_session()
+        except CannotResume as exc:
+            self._leave(session)
+            return error_response(400, ErrorCode.INVALID_REQUEST,
+                                  f"Bad Request: cannot resume: {exc}")
+        body = SseBody(session.transport, stream, token, replay=replay,
+                       keepalive=self.keepalive_interval,
+                       on_close=lambda finished: self._leave(session))
+        return Response(body, status=200, content_type="text/event-stream",
+                        headers=_SSE_HEADERS)
+
+    def _delete(self, request: Request) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return error_response(400, ErrorCode.INVALID_REQUEST,
+                                  f"Bad Request: the {SESSION_HEADER} header is required")
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return unknown_session()
+        log.debug("session %s ended by the client", session_id)
+        self._end_session(session)
+        return Response(status=204)
+
+    # --- session bookkeeping ---------------------------------------------------------------
+
+    def _enter(self, session_id: str) -> _Session | None:
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.active += 1
+                session.last_seen = self._clock()
+            return session
+
+    def _leave(self, session: _Session) -> None:
+        with self._lock:
+            session.active -= 1
+            session.last_seen = self._clock()

@@ -1,0 +1,93 @@
+"""Header checks of the Streamable HTTP server, and its JSON-RPC error responses."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from werkzeug.wrappers import Request, Response
+
+from ..errors import ErrorCode, RpcError
+from ..jsonrpc import ErrorResponse, RequestId, encode
+
+__all__ = [
+    "DEFAULT_ALLOWED_ORIGINS",
+    "LOOPBACK_HOSTS",
+    "accepts",
+    "error_response",
+    "host_allowed",
+    "normal_path",
+    "origin_allowed",
+    "parse_event_id",
+    "unknown_session",
+]
+
+#: Browser pages served from this machine, on any port (HTTP-2, AMBIG-14).
+DEFAULT_ALLOWED_ORIGINS: tuple[str, ...] = (
+    "http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*",
+    "https://localhost:*", "https://127.0.0.1:*", "https://[::1]:*",
+)
+
+#: ``Host`` values naming this machine, on any port: a local server that checks them
+#: cannot be reached through a DNS-rebinding name.
+LOOPBACK_HOSTS: tuple[str, ...] = ("localhost:*", "127.0.0.1:*", "[::1]:*")
+
+
+def _matches(value: str, patterns: Sequence[str]) -> bool:
+    value = value.strip().lower()
+    for pattern in patterns:
+        pattern = pattern.strip().lower()
+        if pattern in ("*", value):
+            return True
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            if value == base:
+                return True
+            port = value[len(base) + 1:] if value.startswith(base + ":") else ""
+            if port.isdigit():
+                return True
+    return False
+
+
+def origin_allowed(origin: str, allowed: Sequence[str] | None) -> bool:
+    """True if ``origin`` matches an allowed pattern, or no check is configured."""
+    return allowed is None or _matches(origin, allowed)
+
+
+def host_allowed(host: str, allowed: Sequence[str] | None) -> bool:
+    """True if the ``Host`` header matches an allowed pattern, or no check is configured."""
+    return allowed is None or _matches(host, allowed)
+
+
+def accepts(request: Request, mimetype: str) -> bool:
+    """Whether the request's ``Accept`` header allows ``mimetype`` (no header allows all)."""
+    if not request.headers.get("Accept", "").strip():
+        return True
+    return bool(request.accept_mimetypes[mimetype] > 0)
+
+
+def error_response(status: int, code: int, message: str, *, data: Any = None,
+                   request_id: RequestId | None = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    """An HTTP error whose body is a JSON-RPC error (id null unless known, AMBIG-3)."""
+    body = encode(ErrorResponse(request_id, RpcError(message, data, code=code)))
+    return Response(body, status=status, content_type="application/json", headers=headers)
+
+
+def unknown_session() -> Response:
+    """404: the session id names no session (never one, or one that ended, HTTP-34)."""
+    return error_response(404, ErrorCode.INVALID_REQUEST,
+                          "Not Found: the session does not exist or has ended")
+
+
+def normal_path(path: str) -> str:
+    """A path without its trailing slashes, so that ``/mcp/`` is ``/mcp``."""
+    return path.rstrip("/")
+
+
+def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    """``<stream-id>:<seq>`` split in two (AMBIG-16); None if it is not one of ours."""
+    stream_id, colon, seq = event_id.rpartition(":")
+    if not colon or not stream_id or not seq.isdigit():
+        return None
+    return stream_id, int(seq)

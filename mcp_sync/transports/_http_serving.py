@@ -1,0 +1,191 @@
+"""Running the Streamable HTTP application on werkzeug's server, in the background or not.
+
+werkzeug's threaded server starts an anonymous daemon thread per connection and never
+joins it. Ours starts them through a :class:`~mcp_sync._threads.ThreadGroup` (or a
+bounded pool, to behave like a production server with a fixed number of threads),
+remembers every open connection, and on close shuts down the ones still open so that
+no request thread outlives the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
+
+from .._threads import ThreadGroup, WorkerPool
+from ._http_app import StreamableHttpApp
+from ._http_checks import LOOPBACK_HOSTS
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+__all__ = ["HttpServerHandle", "start_server"]
+
+log = logging.getLogger("mcp_sync.http.server")
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class _RequestHandler(WSGIRequestHandler):
+    # HTTP/1.1 makes werkzeug use chunked encoding, which streaming needs.
+    protocol_version = "HTTP/1.1"
+
+    def log(self, type: str, message: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), message % args if args else message)
+
+
+class _WsgiServer(BaseWSGIServer):
+    multithread = True
+
+    def __init__(self, host: str, port: int, app: Any, *, fd: int,
+                 max_threads: int | None) -> None:
+        self.threads = ThreadGroup("http-server")
+        self._pool = (WorkerPool(self.threads, "request", max_threads)
+                      if max_threads is not None else None)
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Condition()
+        super().__init__(host, port, app, handler=_RequestHandler, fd=fd)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        if self._pool is not None:
+            self._pool.submit(self._process, request, client_address)
+        else:
+            self.threads.start("request", self._process, request, client_address)
+
+    def _process(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        with self._open_lock:
+            self._open.discard(request)
+            if not self._open:
+                self._open_lock.notify_all()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        log.debug("error while serving %s", client_address, exc_info=True)
+
+    def abort_connections(self, grace: float) -> None:
+        """Shut down the connections still open after ``grace`` seconds.
+
+        The grace lets responses that are ending (their streams just closed) finish
+        cleanly; what remains is blocked on a client, and the shutdown wakes it.
+        """
+        with self._open_lock:
+            self._open_lock.wait_for(lambda: not self._open, grace)
+            connections = list(self._open)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def stop_workers(self, timeout: float) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        self.threads.join(timeout)
+
+
+class HttpServerHandle:
+    """A running Streamable HTTP server; see :func:`~mcp_sync.transports.http_server.serve_http`.
+
+    Attributes:
+        url: the MCP endpoint, e.g. ``http://127.0.0.1:53411/mcp``.
+        host: the address listened on.
+        port: the port listened on.
+        app: the MCP application (its ``sweep()``, ``session_count``...).
+    """
+
+    def __init__(self, wsgi_server: _WsgiServer, app: StreamableHttpApp, path: str) -> None:
+        self._server = wsgi_server
+        self.app = app
+        self.host = wsgi_server.host
+        self.port = wsgi_server.port
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"http://{shown}:{self.port}{path}"
+        self._threads = ThreadGroup("http-serve")
+        self._serving = False
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def start(self) -> None:
+        """Serve on a background thread."""
+        with self._lock:
+            self._serving = True
+        self._threads.start("accept", self._server.serve_forever, 0.05)
+
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until :meth:`close` (from another thread) or Ctrl+C."""
+        with self._lock:
+            if self._closed:
+                return
+            self._serving = True
+        self._server.serve_forever(0.05)
+
+    def close(self) -> None:
+        """Stop accepting, end every session and stream, and join every thread; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            serving = self._serving
+        if serving:
+            self._server.shutdown()
+        self._threads.join(5.0)
+        self._server.server_close()
+        self.app.close()
+        self._server.abort_connections(grace=2.0)
+        self._server.stop_workers(10.0)
+
+    def __enter__(self) -> HttpServerHandle:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<HttpServerHandle {self.url}>"
+
+
+def start_server(server: Server, host: str, port: int, *, path: str, background: bool,
+                 max_threads: int | None = None,
+                 wrap: Callable[[StreamableHttpApp], Any] | None = None,
+                 **options: Any) -> HttpServerHandle:
+    """Build the application and a listening server for it (see ``serve_http``)."""
+    if max_threads is not None and max_threads < 1:
+        raise ValueError("max_threads must be at least 1")
+    if host in _LOOPBACK:
+        options.setdefault("allowed_hosts", LOOPBACK_HOSTS)
+    options.setdefault("max_get_streams",
+                       100 if max_threads is None else max(1, max_threads // 4))
+    app = StreamableHttpApp(server, path, **options)
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # Bound here, so that a busy port raises OSError instead of werkzeug's exit.
+        listener = socket.create_server((host, port), family=family)
+        try:
+            wsgi_server = _WsgiServer(host, port, wrap(app) if wrap else app,
+                                      fd=listener.fileno(), max_threads=max_threads)
+        finally:
+            listener.close()
+    except BaseException:
+        app.close()
+        raise
+    handle = HttpServerHandle(wsgi_server, app, path)
+    if background:
+        handle.start()
+    else:
+        print(f"Serving MCP on {handle.url} (Ctrl+C to stop)", file=sys.stderr)
+    return handle

@@ -1,0 +1,521 @@
+"""One Streamable HTTP session: the transport its server connection runs on, and its streams.
+
+Theory of operation
+-------------------
+
+Client messages arrive in POST bodies. The WSGI thread that received a body hands it to
+:meth:`SessionTransport.feed`, and the engine's reader takes it from a queue in
+:meth:`SessionTransport.read`. Server messages leave through
+:meth:`SessionTransport.write`, which never blocks on the network: it appends the message
+to exactly one stream (HTTP-23) and wakes whoever delivers that stream.
+
+A :class:`Stream` is the ordered list of events one kind of HTTP response carries:
+
+* each POST body holding requests gets a stream that owns those request ids. It carries
+  their responses and, when it is an SSE stream, the requests and notifications related
+  to them (progress, sampling). It is *finished* once every request is answered or
+  cancelled (HTTP-12..15, AMBIG-8);
+* the session's standalone stream, served to GET, carries everything else (HTTP-19). It
+  never carries a response (HTTP-20).
+
+Where a message goes: a response to the stream that owns its id; a request or
+notification related to a request of a live SSE stream, to that stream; anything else to
+the standalone stream while a GET delivers it, otherwise to the newest POST stream that
+a client is reading (so a client refused a GET still hears from us), otherwise to the
+standalone stream's queue, for the next GET.
+
+An HTTP response delivering a stream attaches to it with a token; a newer consumer (a
+resumption, a second GET) takes over and the older one ends. Streams outlive their
+consumers: a dropped connection is not a cancellation (HTTP-16), so events keep coming
+and wait. Every event of a resumable stream goes to the event store as it is appended;
+a GET with ``Last-Event-ID`` replays from the store what followed that event on that
+stream and then follows the stream live (HTTP-26..28).
+
+One condition variable guards everything here; the event store is called with it held.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from .._sse import format_comment, format_event
+from ..errors import ConnectionClosed, InternalError, InvalidRequest
+from ..jsonrpc import (
+    Batch,
+    ErrorResponse,
+    Incoming,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    encode,
+    is_request_id,
+)
+from ._event_store import EventStore, StoredEvent
+from .base import Transport
+
+__all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream"]
+
+log = logging.getLogger("mcp_sync.http.server")
+
+#: The id of every session's standalone (GET) stream; POST streams are "p1", "p2", ...
+STANDALONE_STREAM = "g"
+
+#: Events a stream holds for a consumer that is not reading, beyond which the oldest
+#: notifications (progress, logs) are dropped; requests and responses are always kept.
+MAX_QUEUED_EVENTS = 1000
+
+
+class CannotResume(Exception):
+    """The stream named by a ``Last-Event-ID`` can no longer be replayed."""
+
+
+class _Event:
+    __slots__ = ("droppable", "payload", "seq")
+
+    def __init__(self, seq: int, payload: bytes, droppable: bool) -> None:
+        self.seq = seq
+        self.payload = payload
+        self.droppable = droppable
+
+
+class Stream:
+    """The events of one POST body's requests, or of the session's standalone stream.
+
+    ``sse`` streams hold SSE events (with ids when ``resumable``); the others hold the
+    JSON text of responses, for a reply in one ``application/json`` body.
+    """
+
+    def __init__(self, stream_id: str, *, sse: bool, resumable: bool) -> None:
+        self.id = stream_id
+        self.sse = sse
+        self.resumable = resumable
+        self.next_seq = 1
+        self.queue: collections.deque[_Event] = collections.deque()
+        self.pending: set[RequestId] = set()
+        self.finished = False
+        self.consumer: object | None = None
+        self.last_delivery = 0.0
+
+    def __repr__(self) -> str:
+        return f"<Stream {self.id} pending={len(self.pending)} finished={self.finished}>"
+
+
+class OpenedStream:
+    """What :meth:`SessionTransport.open_stream` made: the stream, and what it refused."""
+
+    def __init__(self, stream: Stream, token: object | None, refused: list[Request]) -> None:
+        self.stream = stream
+        self.token = token
+        self.refused = refused
+
+
+class SessionTransport(Transport):
+    """The transport of one HTTP session (or one stateless POST); see the module docstring.
+
+    Args:
+        session_id: the ``Mcp-Session-Id``; None in stateless mode.
+        event_store: where resumable events are kept; streams are resumable only with
+            a store and a session id.
+        stateless: only the POST's own stream exists; unrelated messages are dropped.
+        clock: the time source for idle tracking.
+    """
+
+    def __init__(self, session_id: str | None, *, event_store: EventStore | None = None,
+                 stateless: bool = False, clock: Callable[[], float] = time.monotonic,
+                 max_queued: int = MAX_QUEUED_EVENTS) -> None:
+        self.session_id = session_id
+        self._store = event_store if session_id is not None else None
+        self._stateless = stateless
+        self._clock = clock
+        self._max_queued = max_queued
+        self._cond = threading.Condition()
+        self._inbox: queue.SimpleQueue[Incoming | None] = queue.SimpleQueue()
+        self._eof = False
+        self._closed = False
+        self._serial = itertools.count(1)
+        self._owners: dict[RequestId, Stream] = {}
+        self._posts: dict[str, Stream] = {}
+        self._when_idle: list[Callable[[], None]] = []
+        self.standalone = Stream(STANDALONE_STREAM, sse=True,
+                                 resumable=self._store is not None)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- the engine's side -----------------------------------------------------------------
+
+    def read(self) -> Incoming | None:
+        if self._eof:
+            return None
+        incoming = self._inbox.get()
+        if incoming is None:
+            self._eof = True
+        return incoming
+
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
+        if isinstance(message, (Request, Notification, Response, ErrorResponse)):
+            encoded = [(message, encode(message))]
+        else:
+            encoded = [(item, _encode_answer(item)) for item in message]
+        callbacks: list[Callable[[], None]] = []
+        with self._cond:
+            if self._closed:
+                raise ConnectionClosed("the HTTP session has ended")
+            for item, data in encoded:
+                self._route(item, data, related_to, callbacks)
+            self._cond.notify_all()
+        _run(callbacks)
+
+    def close(self) -> None:
+        callbacks: list[Callable[[], None]] = []
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            for stream in list(self._posts.values()):
+                self._finish(stream, callbacks)
+            self.standalone.finished = True
+            self._owners.clear()
+            self._inbox.put(None)
+            self._cond.notify_all()
+        _run(callbacks)
+
+    def _route(self, item: Message, data: bytes, related_to: RequestId | None,
+               callbacks: list[Callable[[], None]]) -> None:
+        if isinstance(item, (Response, ErrorResponse)):
+            owner = self._owners.pop(item.id, None) if item.id is not None else None
+            if owner is None:
+                log.debug("dropping the answer to %r: no stream waits for it", item.id)
+                return
+            self._append(owner, data, droppable=False)
+            owner.pending.discard(item.id)
+            if not owner.pending:
+                self._finish(owner, callbacks)
+            return
+        stream = self._stream_for(related_to)
+        if stream is None:
+            log.debug("dropping %s: no stream can carry it", item.method)
+            return
+        self._append(stream, data, droppable=isinstance(item, Notification))
+
+    def _stream_for(self, related_to: RequestId | None) -> Stream | None:
+        if related_to is not None:
+            owner = self._owners.get(related_to)
+            if owner is not None and owner.sse:
+                return owner
+        if self._stateless:
+            return None
+        if self.standalone.consumer is not None:
+            return self.standalone
+        for stream in reversed(self._posts.values()):
+            if stream.sse and stream.consumer is not None:
+                return stream
+        return self.standalone
+
+    def _append(self, stream: Stream, data: bytes, *, droppable: bool) -> None:
+        seq = stream.next_seq
+        stream.next_seq += 1
+        if stream.sse:
+            text = data.decode("utf-8")
+            event_id: str | None = None
+            if stream.resumable:
+                event_id = f"{stream.id}:{seq}"
+                self._keep(stream.id, seq, text)
+            payload = format_event(text, event_id=event_id)
+        else:
+            payload = data
+        stream.queue.append(_Event(seq, payload, droppable))
+        if len(stream.queue) > self._max_queued:
+            for event in stream.queue:
+                if event.droppable:
+                    stream.queue.remove(event)
+                    log.debug("stream %s: dropped an unread notification", stream.id)
+                    break
+
+    def _keep(self, stream_id: str, seq: int, text: str) -> None:
+        assert self._store is not None and self.session_id is not None
+        try:
+            self._store.store_event(self.session_id, stream_id, seq, text)
+        except Exception:
+            log.exception("the event store failed to keep event %s:%d", stream_id, seq)
+
+    def _finish(self, stream: Stream, callbacks: list[Callable[[], None]]) -> None:
+        stream.finished = True
+        self._posts.pop(stream.id, None)
+        for request_id in stream.pending:
+            self._owners.pop(request_id, None)
+        stream.pending.clear()
+        if not self._posts:
+            callbacks.extend(self._when_idle)
+            self._when_idle.clear()
+
+    # --- the HTTP side ---------------------------------------------------------------------
+
+    def open_stream(self, requests: Sequence[Request], *, sse: bool,
+                    immediate: Sequence[ErrorResponse] = (), attach: bool = False,
+                    ) -> OpenedStream:
+        """Open the stream for one POST body, before its messages are fed.
+
+        A request whose id is already awaiting an answer in this session (or earlier in
+        the same body) is refused with -32600 at once instead of being forwarded, so
+        that every answer has exactly one place to go. ``immediate`` answers (for
+        invalid batch elements) go first.
+
+        Raises:
+            ConnectionClosed: the session has ended.
+        """
+        callbacks: list[Callable[[], None]] = []
+        with self._cond:
+            if self._closed:
+                raise ConnectionClosed("the HTTP session has ended")
+            stream = Stream(f"p{next(self._serial)}", sse=sse,
+                            resumable=sse and self._store is not None)
+            refused: list[Request] = []
+            answers = list(immediate)
+            for request in requests:
+                if request.id in self._owners or request.id in stream.pending:
+                    refused.append(request)
+                    answers.append(ErrorResponse(request.id, InvalidRequest(
+                        f"Invalid Request: id {request.id!r} is already in use")))
+                else:
+                    stream.pending.add(request.id)
+            for request_id in stream.pending:
+                self._owners[request_id] = stream
+            for answer in answers:
+                self._append(stream, encode(answer), droppable=False)
+            token: object | None = None
+            if attach:
+                token = stream.consumer = object()
+                stream.last_delivery = self._clock()
+            if stream.pending:
+                self._posts[stream.id] = stream
+            else:
+                self._finish(stream, callbacks)
+        _run(callbacks)
+        return OpenedStream(stream, token, refused)
+
+    def feed(self, incoming: Incoming) -> None:
+        """Hand a client message (or batch) to the engine.
+
+        A ``notifications/cancelled`` for a request of ours ends that request's place in
+        its stream: a cancelled request is never answered (AMBIG-8), and its stream
+        closes once the rest are.
+
+        Raises:
+            ConnectionClosed: the session has ended.
+        """
+        callbacks: list[Callable[[], None]] = []
+        with self._cond:
+            if self._closed:
+                raise ConnectionClosed("the HTTP session has ended")
+            messages = incoming.items if isinstance(incoming, Batch) else (incoming,)
+            for message in messages:
+                if isinstance(message, Notification) and message.method == (
+                        "notifications/cancelled"):
+                    self._note_cancel(message, callbacks)
+            self._inbox.put(incoming)
+            self._cond.notify_all()
+        _run(callbacks)
+
+    def _note_cancel(self, notification: Notification,
+                     callbacks: list[Callable[[], None]]) -> None:
+        request_id = (notification.params or {}).get("requestId")
+        if not is_request_id(request_id):
+            return
+        owner = self._owners.pop(request_id, None)
+        if owner is None:
+            return
+        owner.pending.discard(request_id)
+        if not owner.pending:
+            self._finish(owner, callbacks)
+
+    def attach(self, stream: Stream) -> object:
+        """Become the one consumer of ``stream``; the previous one, if any, ends."""
+        token = object()
+        with self._cond:
+            stream.consumer = token
+            stream.last_delivery = self._clock()
+            self._cond.notify_all()
+        return token
+
+    def detach(self, stream: Stream, token: object) -> bool:
+        """Stop consuming ``stream`` (if still its consumer); True if it is finished."""
+        with self._cond:
+            if stream.consumer is token:
+                stream.consumer = None
+            return stream.finished
+
+    def call_when_idle(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once no POST stream awaits an answer (now, if none does)."""
+        with self._cond:
+            if self._posts:
+                self._when_idle.append(callback)
+                return
+        callback()
+
+    def next_chunk(self, stream: Stream, token: object, keepalive: float,
+                   idle_timeout: float | None) -> tuple[bytes, bool]:
+        """Wait for events of ``stream`` and take them all.
+
+        Returns ``(data, ended)``: the events (or a keep-alive comment after
+        ``keepalive`` seconds of silence), and whether this consumer is done: the
+        stream finished, another consumer took over, or nothing was delivered for
+        ``idle_timeout`` seconds.
+        """
+        deadline = time.monotonic() + keepalive
+        with self._cond:
+            while True:
+                if stream.consumer is not token:
+                    return b"", True
+                if stream.queue:
+                    payload = b"".join(event.payload for event in stream.queue)
+                    stream.queue.clear()
+                    stream.last_delivery = self._clock()
+                    return payload, stream.finished
+                if stream.finished:
+                    return b"", True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if (idle_timeout is not None
+                            and self._clock() - stream.last_delivery >= idle_timeout):
+                        stream.consumer = None
+                        return b"", True
+                    return format_comment("keep-alive"), False
+                self._cond.wait(remaining)
+
+    def wait_finished(self, stream: Stream, timeout: float | None = None) -> bool:
+        """Block until every request of ``stream`` is answered or cancelled."""
+        with self._cond:
+            return self._cond.wait_for(lambda: stream.finished, timeout)
+
+    def take(self, stream: Stream) -> list[bytes]:
+        """Everything queued on ``stream``, removed from it."""
+        with self._cond:
+            payloads = [event.payload for event in stream.queue]
+            stream.queue.clear()
+            return payloads
+
+    def resume(self, stream_id: str, after_seq: int) -> tuple[list[bytes], Stream | None,
+                                                               object | None]:
+        """Replay a stream after its event ``after_seq`` and, if it is live, take it over.
+
+        Returns the replayed events, and the live stream with the consumer token (None
+        for a stream that has finished: the replay is all there is).
+
+        Raises:
+            CannotResume: the stream is unknown or its events after ``after_seq`` are gone.
+            ConnectionClosed: the session has ended.
+        """
+        with self._cond:
+            if self._closed:
+                raise ConnectionClosed("the HTTP session has ended")
+            stored: list[StoredEvent] | None = None
+            if self._store is not None and self.session_id is not None:
+                try:
+                    stored = self._store.events_after(self.session_id, stream_id, after_seq)
+                except Exception:
+                    log.exception("the event store failed to replay %s", stream_id)
+            live = (self.standalone if stream_id == STANDALONE_STREAM
+                    else self._posts.get(stream_id))
+            if live is not None and not live.resumable:
+                live = None
+            if stored is None and live is None:
+                raise CannotResume(f"the events after {stream_id}:{after_seq} are gone")
+            replay = [format_event(event.data, event_id=f"{stream_id}:{event.seq}")
+                      for event in stored or ()]
+            if live is None:
+                return replay, None, None
+            last = stored[-1].seq if stored else after_seq
+            live.queue = collections.deque(e for e in live.queue if e.seq > last)
+            token = live.consumer = object()
+            live.last_delivery = self._clock()
+            self._cond.notify_all()
+            return replay, live, token
+
+    def kick_idle_consumer(self, stream: Stream, idle_timeout: float) -> bool:
+        """End the consumer of ``stream`` if nothing was delivered for ``idle_timeout``."""
+        with self._cond:
+            if stream.consumer is None or self._clock() - stream.last_delivery < idle_timeout:
+                return False
+            stream.consumer = None
+            self._cond.notify_all()
+            return True
+
+
+def _encode_answer(message: Message) -> bytes:
+    # One answer of a batch that cannot be encoded must not take the others with it.
+    try:
+        return encode(message)
+    except (TypeError, ValueError) as exc:
+        if not isinstance(message, Response):
+            raise
+        log.error("the result for %r is not valid JSON: %s", message.id, exc)
+        return encode(ErrorResponse(message.id, InternalError(
+            "Internal error: the result could not be encoded")))
+
+
+def _run(callbacks: list[Callable[[], None]]) -> None:
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            log.exception("stream callback failed")
+
+
+class SseBody:
+    """The WSGI body of one SSE response: events as they come, keep-alives in between.
+
+    The first chunk goes out at once (a comment, plus any replayed events) so that the
+    client has the response headers without waiting for the first event. ``on_close``
+    runs exactly once, when the server closes the body, with whether the stream had
+    finished (rather than the client having gone away).
+    """
+
+    def __init__(self, transport: SessionTransport, stream: Stream | None, token: object | None,
+                 *, replay: Sequence[bytes] = (), keepalive: float,
+                 idle_timeout: float | None = None,
+                 on_close: Callable[[bool], None] | None = None) -> None:
+        self._transport = transport
+        self._stream = stream
+        self._token = token
+        self._first: bytes | None = format_comment() + b"".join(replay)
+        self._keepalive = keepalive
+        self._idle_timeout = idle_timeout
+        self._on_close = on_close
+        self._ended = stream is None or token is None
+        self._closed = False
+
+    def __iter__(self) -> SseBody:
+        return self
+
+    def __next__(self) -> bytes:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        while not self._ended:
+            assert self._stream is not None and self._token is not None
+            payload, self._ended = self._transport.next_chunk(
+                self._stream, self._token, self._keepalive, self._idle_timeout)
+            if payload:
+                return payload
+        raise StopIteration
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        finished = True
+        if self._stream is not None and self._token is not None:
+            finished = self._transport.detach(self._stream, self._token)
+        if self._on_close is not None:
+            self._on_close(finished)
