@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
 from ._client_handlers import (
@@ -44,6 +44,9 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .errors import CapabilityError, McpError, RequestTimeout, SessionExpired
 from .jsonrpc import Notification
 from .transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
+
+if TYPE_CHECKING:
+    import requests
 
 __all__ = ["Client", "SamplingRejected", "ToolCallDenied"]
 
@@ -198,6 +201,53 @@ class Client(RequestMethods):
         transport = StdioClientTransport(
             [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
             close_timeout=close_timeout, max_message_size=max_message_size)
+        try:
+            return cls(transport, **options)
+        except BaseException:
+            transport.close()
+            raise
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http_timeout: float = 30.0,
+        read_timeout: float | None = 300.0,
+        session_factory: Callable[[], requests.Session] | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        legacy_fallback: bool = True,
+        listen: bool = True,
+        **options: Any,
+    ) -> Client:
+        """Connect to a server over Streamable HTTP (or the older HTTP+SSE transport).
+
+        Args:
+            url: the server's MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
+            headers: sent with every request (``Authorization: Bearer ...``).
+            http_timeout: the connect timeout, in seconds.
+            read_timeout: the longest silence on an answer or a stream.
+            session_factory: builds each ``requests.Session`` (proxies, certificates).
+            max_message_size: the largest answer or event accepted, in bytes.
+            legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
+                refuses ``initialize`` with 400, 404 or 405 (HTTP-37).
+            listen: open the GET stream for messages the server sends on its own.
+            options: passed on to :class:`Client` (``timeout``, ``name``, handlers...).
+
+        Raises:
+            HttpError: the server refused with an HTTP error status (401, 403, ...).
+            ConnectionLost: the server cannot be reached.
+            ProtocolVersionError: the server speaks no version we do.
+
+        See docs/http.md for sessions, resumption and session renewal.
+        """
+        from .transports.http_client import HttpClientTransport
+
+        transport = HttpClientTransport(
+            url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
+            session_factory=session_factory, max_message_size=max_message_size,
+            legacy_fallback=legacy_fallback, listen=listen)
         try:
             return cls(transport, **options)
         except BaseException:

@@ -21,6 +21,7 @@ __all__ = [
     "ConnectionClosed",
     "ConnectionLost",
     "ErrorCode",
+    "HttpError",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -151,6 +152,25 @@ _BY_CODE: dict[int, type[RpcError]] = {
     for cls in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError,
                 ResourceNotFound)
 }
+
+
+class HttpError(RpcError):
+    """An HTTP exchange failed, so a request could not be answered.
+
+    The server answered an error status, sent an answer too large or of an unknown kind,
+    or ended the event stream before the answer and could not be reached to resume it.
+    It is delivered as the error of each request the failed POST carried and raised by
+    the call that sent it; it never goes on the wire.
+
+    Attributes:
+        status: the HTTP status code, or None when the failure was not a status.
+    """
+
+    code = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, data: Any = None, *, status: int | None = None) -> None:
+        super().__init__(message, data)
+        self.status = status
 
 
 class SessionExpired(RpcError):

@@ -1,0 +1,227 @@
+"""Plumbing shared by the HTTP client transports: interruptible sessions and bounded reads.
+
+A thread blocked reading a response cannot be woken by closing the response from another
+thread: the buffered reader waits for the very lock the blocked read holds. What does wake
+it is shutting the socket down. :class:`SocketRegistry` instruments a ``requests.Session``
+so that the socket of every connection it opens is remembered, and
+:meth:`SocketRegistry.shutdown` shuts all of them down at once; the blocked read then ends
+with an error or at EOF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from .._sse import SseEvent, SseParser
+
+__all__ = [
+    "READ_CHUNK",
+    "STREAM_ERRORS",
+    "EventTooLarge",
+    "SocketRegistry",
+    "body_excerpt",
+    "content_type",
+    "drain",
+    "feed",
+    "is_connect_failure",
+    "iter_raw",
+    "read_limited",
+    "same_origin",
+]
+
+READ_CHUNK = 64 * 1024
+
+#: What can go wrong while reading a response body that is already under way (a read on
+#: a response closed under it raises ValueError).
+STREAM_ERRORS: tuple[type[Exception], ...] = (
+    requests.RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException,
+    OSError, ValueError,
+)
+
+
+class EventTooLarge(Exception):
+    """An event on a stream grew beyond the size limit."""
+
+
+def feed(parser: SseParser, chunk: bytes) -> list[SseEvent]:
+    """``parser.feed(chunk)``, with the size limit reported as :class:`EventTooLarge`."""
+    try:
+        return parser.feed(chunk)
+    except ValueError as exc:
+        raise EventTooLarge(str(exc)) from None
+
+
+class SocketRegistry:
+    """Remembers the sockets of the sessions it instruments, to shut them down.
+
+    Sockets, not connections: once a response says ``Connection: close``, http.client
+    hands the socket over to the response and the connection forgets it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._closed = False
+        self._pool_classes = _pool_classes(self)
+
+    def instrument(self, session: requests.Session) -> requests.Session:
+        """Make every connection ``session`` opens from now on known to this registry.
+
+        Only :class:`~requests.adapters.HTTPAdapter` adapters can be instrumented; others
+        keep working, but a read blocked on them is not interrupted by :meth:`shutdown`.
+        """
+        for adapter in session.adapters.values():
+            if isinstance(adapter, HTTPAdapter):
+                manager = adapter.poolmanager
+                manager.clear()  # pools made before now would hand out untracked connections
+                # A fresh dict: the default one is shared by every PoolManager in the process.
+                manager.pool_classes_by_scheme = dict(self._pool_classes)
+        return session
+
+    def add(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self._sockets.add(sock)
+        if closed:
+            _shut(sock)
+
+    def shutdown(self) -> None:
+        """Shut down every open socket, now and any opened later; idempotent."""
+        with self._lock:
+            self._closed = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # The plain socket's shutdown, also for TLS: it wakes a blocked read without touching
+    # the TLS state that the reading thread is using. A socket already closed has no
+    # descriptor any more, so this can never reach an unrelated file.
+    with contextlib.suppress(OSError, ValueError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+def _pool_classes(registry: SocketRegistry) -> dict[str, type[HTTPConnectionPool]]:
+    class TrackedConnection(urllib3.connection.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            registry.add(self.sock)
+
+    class TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            registry.add(self.sock)
+
+    class TrackedPool(HTTPConnectionPool):
+        ConnectionCls = TrackedConnection
+
+    class TrackedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = TrackedHTTPSConnection
+
+    return {"http": TrackedPool, "https": TrackedHTTPSPool}
+
+
+def is_connect_failure(error: requests.RequestException) -> bool:
+    """True when no connection to the server could be made at all (refused, no such host)."""
+    if isinstance(error, requests.ConnectTimeout):
+        return True
+    if not isinstance(error, requests.ConnectionError):
+        return False
+    reason = getattr(error.args[0], "reason", None) if error.args else None
+    return isinstance(reason, (urllib3.exceptions.NewConnectionError,
+                               urllib3.exceptions.ConnectTimeoutError))
+
+
+def content_type(response: requests.Response) -> str:
+    """The media type of a response, lower-cased, without parameters."""
+    return response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+
+
+def read_limited(response: requests.Response, limit: int) -> bytes | None:
+    """The whole body, or None when it is longer than ``limit`` bytes (nothing more is read).
+
+    Raises:
+        requests.RequestException: the body could not be read to its end.
+    """
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(READ_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def iter_raw(response: requests.Response) -> Iterator[bytes]:
+    """The body as it arrives, each piece as soon as the server sent it.
+
+    ``iter_content`` waits for a full chunk size on a body without chunked framing, which
+    would hold back events on an event stream; ``read1`` returns what is there.
+    """
+    raw: Any = response.raw
+    while True:
+        chunk: bytes = raw.read1(READ_CHUNK, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
+
+
+def body_excerpt(response: requests.Response, limit: int = 2000) -> tuple[str, str | None]:
+    """A short text of an error response's body, and the JSON-RPC error message in it if any.
+
+    HTTP-9 allows an error body to be a JSON-RPC error without an id, whose ``message`` says
+    more than the status line.
+    """
+    try:
+        data = read_limited(response, 64 * 1024)
+    except requests.RequestException:
+        data = None
+    if not data:
+        return "", None
+    text = data.decode("utf-8", "replace")
+    detail: str | None = None
+    with contextlib.suppress(ValueError):
+        value = json.loads(text)
+        error = value.get("error") if isinstance(value, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            detail = error["message"]
+    return text[:limit], detail
+
+
+def drain(response: requests.Response, limit: int = 64 * 1024) -> None:
+    """Read a small body to its end, so that its connection can be kept alive."""
+    with contextlib.suppress(*STREAM_ERRORS):
+        read_limited(response, limit)
+
+
+def same_origin(first: str, second: str) -> bool:
+    """True when two absolute URLs share scheme, host and port."""
+    a, b = urlsplit(first), urlsplit(second)
+    defaults = {"http": 80, "https": 443}
+    try:
+        port_a = a.port or defaults.get(a.scheme)
+        port_b = b.port or defaults.get(b.scheme)
+    except ValueError:  # a port that is not a number
+        return False
+    return (a.scheme, a.hostname, port_a) == (b.scheme, b.hostname, port_b)
