@@ -5,6 +5,7 @@ Examples::
     mcp-sync tools -- python examples/demo_server.py
     mcp-sync call add '{"a": 1, "b": 2}' -- python examples/demo_server.py
     mcp-sync ping -- python examples/demo_server.py
+    mcp-sync tools -- http://127.0.0.1:8000/mcp      (a Streamable HTTP server)
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ __all__ = ["main"]
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-sync",
-        description="Start an MCP server over stdio and talk to it. "
-                    "Put the server's command after '--'.")
+        description="Start an MCP server over stdio and talk to it. Put the server's "
+                    "command after '--', or the URL of a Streamable HTTP server.")
     parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
     parser.add_argument("--timeout", type=float, default=30.0,
                         help="seconds to wait for each answer (default 30)")
@@ -70,7 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(arguments, dict):
             parser.error("arguments must be a JSON object")
     try:
-        with Client.stdio(server_command, timeout=options.timeout) as client:
+        if len(server_command) == 1 and server_command[0].startswith(("http://", "https://")):
+            client = Client.http(server_command[0], timeout=options.timeout)
+        else:
+            client = Client.stdio(server_command, timeout=options.timeout)
+        with client:
             if options.command == "info":
                 _print({"serverInfo": to_wire(client.server_info),
                         "protocolVersion": client.protocol_version,

@@ -61,3 +61,26 @@ def test_module_entry_point() -> None:
         timeout=25)
     assert completed.returncode == 0
     assert completed.stdout.startswith("mcp-sync ")
+
+
+@pytest.mark.timeout(30)
+def test_cli_lists_the_everything_server(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools", "--", sys.executable, str(EXAMPLES / "everything_server.py")]) == 0
+    names = {tool["name"] for tool in json.loads(capsys.readouterr().out)}
+    assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image"}
+
+
+@pytest.mark.timeout(30)
+def test_cli_over_http(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_sync import Server
+    from mcp_sync.transports.http_server import serve_http
+
+    server = Server("web")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with serve_http(server) as handle:
+        assert main(["call", "add", '{"a": 2, "b": 3}', "--", handle.url]) == 0
+    assert json.loads(capsys.readouterr().out)["content"][0]["text"] == "5"
