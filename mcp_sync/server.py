@@ -523,7 +523,8 @@ class Server:
         """This server over Streamable HTTP, as a WSGI application.
 
         Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
-        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ...).
+        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
+        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ...).
 
         Args:
             path: the MCP endpoint's path within the application.

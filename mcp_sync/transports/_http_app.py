@@ -6,7 +6,9 @@ Every request passes the same gate, in this order: path (404), shutdown (503), `
 ``MCP-Protocol-Version`` (400) and session id (400 when missing, 404 when unknown); a GET
 or DELETE for ``MCP-Protocol-Version``, session id and (GET) ``Accept``. What passes is
 handed to the session's :class:`~mcp_sync.transports._http_session.SessionTransport`,
-whose streams become the SSE or JSON answers.
+whose streams become the SSE or JSON answers. With ``legacy_sse`` the two paths of the
+old HTTP+SSE transport pass the same path, shutdown, ``Host`` and ``Origin`` gates and
+are then handed to :class:`~mcp_sync.transports.legacy_sse.LegacySseEndpoints`.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from ._http_checks import (
     normal_path,
     origin_allowed,
     parse_event_id,
+    preflight,
+    read_body,
     unknown_session,
 )
 from ._http_session import STANDALONE_STREAM, CannotResume, SessionTransport, SseBody
+from .legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
 
 if TYPE_CHECKING:
     from ..server import Server, ServerConnection
@@ -93,6 +98,9 @@ class StreamableHttpApp:
         max_sessions: int = 1000,
         event_store: EventStore | None = None,
         clock: Callable[[], float] = time.monotonic,
+        legacy_sse: bool = False,
+        legacy_sse_path: str = DEFAULT_SSE_PATH,
+        legacy_messages_path: str = DEFAULT_MESSAGES_PATH,
     ) -> None:
         if max_body_size < 1 or max_get_streams < 0 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive, "
@@ -117,7 +125,12 @@ class StreamableHttpApp:
         self.max_sessions = max_sessions
         self.event_store: EventStore = (event_store if event_store is not None
                                         else MemoryEventStore())
-        self._clock = clock
+        self._clock = self.clock = clock
+        self.legacy: LegacySseEndpoints | None = None
+        if legacy_sse:
+            self.legacy = LegacySseEndpoints(self, legacy_sse_path, legacy_messages_path)
+            if self.legacy.handles(normal_path(path)):
+                raise ValueError("the legacy paths must differ from the MCP endpoint's")
         self._lock = threading.Lock()
         self._sessions: dict[str, _Session] = {}
         self._starting = 0
@@ -157,6 +170,8 @@ class StreamableHttpApp:
             self._end_session(session)
         for connection in stateless:
             connection.close()
+        if self.legacy is not None:
+            self.legacy.close()
         self._closer.close()
         self._threads.join(10.0)
 
@@ -184,6 +199,8 @@ class StreamableHttpApp:
         for session in expired:
             log.debug("session %s expired", session.id)
             self._end_session(session)
+        if self.legacy is not None:
+            self.legacy.sweep(self.session_timeout)
         if self.get_stream_timeout is not None:
             for session in live:
                 session.transport.kick_idle_consumer(session.transport.standalone,
@@ -224,7 +241,9 @@ class StreamableHttpApp:
         return response(environ, start_response)
 
     def _respond(self, request: Request) -> Response:
-        if normal_path(request.environ.get("PATH_INFO", "")) != normal_path(self.path):
+        path = normal_path(request.environ.get("PATH_INFO", ""))
+        legacy = self.legacy if self.legacy is not None and self.legacy.handles(path) else None
+        if legacy is None and path != normal_path(self.path):
             return error_response(404, ErrorCode.INVALID_REQUEST, "Not Found")
         if self._closed:
             return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
@@ -236,19 +255,16 @@ class StreamableHttpApp:
         if origin is not None and not origin_allowed(origin, self.allowed_origins):
             return error_response(403, ErrorCode.INVALID_REQUEST,
                                   f"Forbidden: origin {origin!r} is not allowed")
+        if legacy is not None:
+            return legacy.respond(request)
         allow = _ALLOW_STATELESS if self.stateless else _ALLOW
         if request.method == "OPTIONS":
-            return Response(status=204, headers={
-                "Allow": allow, "Access-Control-Allow-Methods": allow,
-                "Access-Control-Allow-Headers": ", ".join((
-                    "Content-Type", "Accept", "Authorization", "Last-Event-ID",
-                    SESSION_HEADER, VERSION_HEADER)),
-                "Access-Control-Max-Age": "600"})
+            return preflight(allow, "Last-Event-ID", SESSION_HEADER, VERSION_HEADER)
         if request.method not in allow.split(", "):
             return error_response(405, ErrorCode.INVALID_REQUEST,
                                   f"Method Not Allowed: {request.method}",
                                   headers={"Allow": allow})
-        if self.token_verifier is not None and not self._authorized(request):
+        if not self.authorized(request):
             return error_response(401, ErrorCode.INVALID_REQUEST, "Unauthorized",
                                   headers={"WWW-Authenticate": "Bearer"})
         if request.method == "POST":
@@ -260,8 +276,10 @@ class StreamableHttpApp:
             return self._get(request)
         return self._delete(request)
 
-    def _authorized(self, request: Request) -> bool:
-        assert self.token_verifier is not None
+    def authorized(self, request: Request) -> bool:
+        """Whether the token verifier (if any) lets ``request`` through."""
+        if self.token_verifier is None:
+            return True
         try:
             return bool(self.token_verifier(request))
         except Exception:
@@ -300,7 +318,7 @@ class StreamableHttpApp:
         if request.mimetype != "application/json":
             return error_response(415, ErrorCode.INVALID_REQUEST,
                                   "Unsupported Media Type: the body must be application/json")
-        body = self._read_body(request)
+        body = read_body(request, self.max_body_size)
         if body is None:
             return error_response(413, ErrorCode.INVALID_REQUEST,
                                   f"Payload Too Large: the limit is {self.max_body_size} bytes")
@@ -329,21 +347,6 @@ class StreamableHttpApp:
             return unknown_session()
         return self._deliver(session.transport, incoming, use_sse,
                              lambda finished: self._leave(session))
-
-    def _read_body(self, request: Request) -> bytes | None:
-        length = request.content_length
-        if length is not None and length > self.max_body_size:
-            return None
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = request.stream.read(min(64 * 1024, self.max_body_size + 1 - total))
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > self.max_body_size:
-                return None
 
     def _deliver(self, transport: SessionTransport, incoming: Incoming, use_sse: bool,
                  release: Callable[[bool], None]) -> Response:
@@ -444,6 +447,27 @@ class StreamableHttpApp:
         return Response(body, status=200, content_type="text/event-stream",
                         headers={**_SSE_HEADERS, **headers})
 
+    def claim_get_stream(self, *, replacing: bool = False) -> bool:
+        """Count one more open GET stream; False if ``max_get_streams`` are open.
+
+        A stream ``replacing`` one of the same session is let through: the old one ends.
+        """
+        with self._lock:
+            if not replacing and self._get_streams >= self.max_get_streams:
+                return False
+            self._get_streams += 1
+            return True
+
+    def release_get_stream(self) -> None:
+        """A GET stream counted by :meth:`claim_get_stream` has closed."""
+        with self._lock:
+            self._get_streams -= 1
+
+    def session_started(self) -> None:
+        """A session began outside this class (an old-style one): idle checks must run."""
+        with self._lock:
+            self._start_sweeper()
+
     def _start_sweeper(self) -> None:
         # Called with _lock held. Started with the first session, not with the app, so
         # that a WSGI server forking workers after importing the app forks no thread.
@@ -511,14 +535,7 @@ class StreamableHttpApp:
         transport = session.transport
         if resume_from is not None and resume_from[0] != STANDALONE_STREAM:
             return self._resume(session, *resume_from)
-        with self._lock:
-            replacing = transport.standalone.consumer is not None
-            if not replacing and self._get_streams >= self.max_get_streams:
-                refused = True
-            else:
-                refused = False
-                self._get_streams += 1
-        if refused:
+        if not self.claim_get_stream(replacing=transport.standalone.consumer is not None):
             self._leave(session)
             return error_response(
                 405, ErrorCode.INVALID_REQUEST,
@@ -526,8 +543,7 @@ class StreamableHttpApp:
                 headers={"Allow": "POST, DELETE, OPTIONS"})
 
         def release(finished: bool) -> None:
-            with self._lock:
-                self._get_streams -= 1
+            self.release_get_stream()
             self._leave(session)
 
         try:

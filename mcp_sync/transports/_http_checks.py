@@ -19,6 +19,8 @@ __all__ = [
     "normal_path",
     "origin_allowed",
     "parse_event_id",
+    "preflight",
+    "read_body",
     "unknown_session",
 ]
 
@@ -91,3 +93,29 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
     if not colon or not stream_id or not seq.isdigit():
         return None
     return stream_id, int(seq)
+
+
+def preflight(allow: str, *headers: str) -> Response:
+    """204 to a CORS preflight: the methods in ``allow``, and these request headers."""
+    return Response(status=204, headers={
+        "Allow": allow, "Access-Control-Allow-Methods": allow,
+        "Access-Control-Allow-Headers": ", ".join(
+            ("Content-Type", "Accept", "Authorization", *headers)),
+        "Access-Control-Max-Age": "600"})
+
+
+def read_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it proves longer than ``limit`` bytes."""
+    length = request.content_length
+    if length is not None and length > limit:
+        return None
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = request.stream.read(min(64 * 1024, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            return None

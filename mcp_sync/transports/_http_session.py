@@ -61,7 +61,8 @@ from ..jsonrpc import (
 from ._event_store import EventStore, StoredEvent
 from .base import Transport
 
-__all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream"]
+__all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream",
+           "encode_answer"]
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -166,7 +167,7 @@ class SessionTransport(Transport):
         if isinstance(message, (Request, Notification, Response, ErrorResponse)):
             encoded = [(message, encode(message))]
         else:
-            encoded = [(item, _encode_answer(item)) for item in message]
+            encoded = [(item, encode_answer(item)) for item in message]
         callbacks: list[Callable[[], None]] = []
         with self._cond:
             if self._closed:
@@ -452,7 +453,7 @@ class SessionTransport(Transport):
             return True
 
 
-def _encode_answer(message: Message) -> bytes:
+def encode_answer(message: Message) -> bytes:
     # One answer of a batch that cannot be encoded must not take the others with it.
     try:
         return encode(message)

@@ -6,7 +6,8 @@ in a Django view). :func:`serve_http` runs it on a background thread with werkze
 server, :func:`run_http` in the foreground.
 
 One endpoint (``/mcp`` by default) takes POST (client messages), GET (the server's own
-stream) and DELETE (end the session). In stateful mode each client gets a session,
+stream) and DELETE (end the session); with ``legacy_sse=True`` two more serve clients of
+the 2024-11-05 HTTP+SSE transport. In stateful mode each client gets a session,
 named by the ``Mcp-Session-Id`` header and served by its own
 :class:`~mcp_sync.server.ServerConnection`; in stateless mode every POST stands alone.
 See ``docs/http.md`` for the behaviour in full and how to size threads.
@@ -83,6 +84,16 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
             * ``event_store`` (a :class:`MemoryEventStore`): keeps sent events so that
               a client can resume a dropped stream with ``Last-Event-ID``.
             * ``clock`` (``time.monotonic``): the time source for the timeouts.
+            * ``legacy_sse`` (False): also serve the 2024-11-05 HTTP+SSE transport for
+              old clients (HTTP-36/38): GET ``legacy_sse_path`` opens a session's event
+              stream, whose first event (``endpoint``) names the URI to POST messages
+              to, ``legacy_messages_path`` with a ``session_id`` query parameter. The
+              same ``Host``, ``Origin`` and token checks apply; each stream counts
+              against ``max_get_streams`` (beyond it: 503); the session ends when its
+              stream closes, or after ``session_timeout`` without a message either way.
+              See :mod:`mcp_sync.transports.legacy_sse`.
+            * ``legacy_sse_path`` (``"/sse"``) and ``legacy_messages_path``
+              (``"/messages"``): the two endpoints, below the mount point like ``path``.
 
     Returns:
         The application; call its ``close()`` when done serving.
