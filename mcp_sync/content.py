@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 from pathlib import Path
+from typing import ClassVar, TypeVar
 
 import attrs
 
@@ -86,8 +87,41 @@ def _file_type(path: Path, mime_type: str | None, kind: str) -> str | None:
     return guessed if guessed is not None and guessed.startswith(f"{kind}/") else None
 
 
+_MediaT = TypeVar("_MediaT", bound="_Media")
+
+
 @attrs.frozen(init=False)
-class Image:
+class _Media:
+    """Bytes of one kind of media with their MIME type; see :class:`Image`, :class:`Audio`."""
+
+    _kind: ClassVar[str]
+    data: bytes
+    mime_type: str
+    annotations: types.Annotations | None
+
+    def __init__(self, data: bytes, mime_type: str | None = None, *,
+                 annotations: types.Annotations | None = None) -> None:
+        data = bytes(data)
+        self.__attrs_init__(data, _resolve_type(data, mime_type, self._kind), annotations)
+
+    @classmethod
+    def from_file(cls: type[_MediaT], path: str | Path,
+                  mime_type: str | None = None) -> _MediaT:
+        """Read a file; its type comes from ``mime_type``, the file name or the bytes.
+
+        Raises:
+            OSError: the file cannot be read.
+            ValueError: the type cannot be told.
+        """
+        path = Path(path)
+        return cls(path.read_bytes(), _file_type(path, mime_type, cls._kind))
+
+    def _base64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@attrs.frozen(init=False)
+class Image(_Media):
     """An image to return from a tool, prompt or resource function.
 
     Args:
@@ -101,34 +135,16 @@ class Image:
             is not an ``image/`` type.
     """
 
-    data: bytes
-    mime_type: str
-    annotations: types.Annotations | None
-
-    def __init__(self, data: bytes, mime_type: str | None = None, *,
-                 annotations: types.Annotations | None = None) -> None:
-        data = bytes(data)
-        self.__attrs_init__(data, _resolve_type(data, mime_type, "image"), annotations)
-
-    @classmethod
-    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Image:
-        """Read an image file; its type comes from ``mime_type``, the name or the bytes.
-
-        Raises:
-            OSError: the file cannot be read.
-            ValueError: the type cannot be told.
-        """
-        path = Path(path)
-        return cls(path.read_bytes(), _file_type(path, mime_type, "image"))
+    _kind = "image"
 
     def to_content(self) -> types.ImageContent:
         """The ``image`` content item."""
-        return types.ImageContent(data=base64.b64encode(self.data).decode("ascii"),
-                                  mime_type=self.mime_type, annotations=self.annotations)
+        return types.ImageContent(data=self._base64(), mime_type=self.mime_type,
+                                  annotations=self.annotations)
 
 
 @attrs.frozen(init=False)
-class Audio:
+class Audio(_Media):
     """An audio clip to return from a tool, prompt or resource function.
 
     Args:
@@ -142,27 +158,9 @@ class Audio:
             is not an ``audio/`` type.
     """
 
-    data: bytes
-    mime_type: str
-    annotations: types.Annotations | None
-
-    def __init__(self, data: bytes, mime_type: str | None = None, *,
-                 annotations: types.Annotations | None = None) -> None:
-        data = bytes(data)
-        self.__attrs_init__(data, _resolve_type(data, mime_type, "audio"), annotations)
-
-    @classmethod
-    def from_file(cls, path: str | Path, mime_type: str | None = None) -> Audio:
-        """Read an audio file; its type comes from ``mime_type``, the name or the bytes.
-
-        Raises:
-            OSError: the file cannot be read.
-            ValueError: the type cannot be told.
-        """
-        path = Path(path)
-        return cls(path.read_bytes(), _file_type(path, mime_type, "audio"))
+    _kind = "audio"
 
     def to_content(self) -> types.AudioContent:
         """The ``audio`` content item."""
-        return types.AudioContent(data=base64.b64encode(self.data).decode("ascii"),
-                                  mime_type=self.mime_type, annotations=self.annotations)
+        return types.AudioContent(data=self._base64(), mime_type=self.mime_type,
+                                  annotations=self.annotations)
