@@ -60,6 +60,8 @@ _ALLOW = "GET, POST, DELETE, OPTIONS"
 _ALLOW_STATELESS = "POST, OPTIONS"
 #: How long an initialize POST waits for its answer; the session answers it at once.
 _INITIALIZE_WAIT = 30.0
+#: How long a JSON answer waits for the GET stream to write the messages related to it.
+_RELATED_HEAD_START = 5.0
 
 
 class _Session:
@@ -385,6 +387,7 @@ class StreamableHttpApp:
                             headers=_SSE_HEADERS)
         try:
             transport.wait_finished(stream)
+            transport.wait_related_written(stream, _RELATED_HEAD_START)
             payloads = transport.take(stream)
         finally:
             release(True)

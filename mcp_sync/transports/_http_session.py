@@ -22,7 +22,9 @@ Where a message goes: a response to the stream that owns its id; a request or
 notification related to a request of a live SSE stream, to that stream; anything else to
 the standalone stream while a GET delivers it, otherwise to the newest POST stream that
 a client is reading (so a client refused a GET still hears from us), otherwise to the
-standalone stream's queue, for the next GET.
+standalone stream's queue, for the next GET. A JSON answer whose related messages went
+to a stream being read leaves only once that stream's consumer has written them, so that
+they reach the client first (:meth:`SessionTransport.wait_related_written`).
 
 An HTTP response delivering a stream attaches to it with a token; a newer consumer (a
 resumption, a second GET) takes over and the older one ends. Streams outlive their
@@ -104,6 +106,13 @@ class Stream:
         self.finished = False
         self.consumer: object | None = None
         self.last_delivery = 0.0
+        # The newest event related to this stream's requests that went to another
+        # stream (JSON mode: the standalone one), as (that stream, its seq).
+        self.related_tail: tuple[Stream, int] | None = None
+        # The seq of the last event handed to a consumer, and of the last one it has
+        # written: a consumer asks for more only after writing what it had.
+        self.handed = 0
+        self.written = 0
 
     def __repr__(self) -> str:
         return f"<Stream {self.id} pending={len(self.pending)} finished={self.finished}>"
@@ -208,6 +217,9 @@ class SessionTransport(Transport):
             log.debug("dropping %s: no stream can carry it", item.method)
             return
         self._append(stream, data, droppable=isinstance(item, Notification))
+        owner = self._owners.get(related_to) if related_to is not None else None
+        if owner is not None and owner is not stream:
+            owner.related_tail = (stream, stream.next_seq - 1)
 
     def _stream_for(self, related_to: RequestId | None) -> Stream | None:
         if related_to is not None:
@@ -375,11 +387,15 @@ class SessionTransport(Transport):
         """
         deadline = time.monotonic() + keepalive
         with self._cond:
+            if stream.consumer is token and stream.written < stream.handed:
+                stream.written = stream.handed
+                self._cond.notify_all()
             while True:
                 if stream.consumer is not token:
                     return b"", True
                 if stream.queue:
                     payload = b"".join(event.payload for event in stream.queue)
+                    stream.handed = stream.queue[-1].seq
                     stream.queue.clear()
                     stream.last_delivery = self._clock()
                     return payload, stream.finished
@@ -398,6 +414,24 @@ class SessionTransport(Transport):
         """Block until every request of ``stream`` is answered or cancelled."""
         with self._cond:
             return self._cond.wait_for(lambda: stream.finished, timeout)
+
+    def wait_related_written(self, stream: Stream, timeout: float) -> bool:
+        """Wait until what ``stream``'s requests sent elsewhere has been written out.
+
+        In JSON mode a request's progress and log messages travel on the GET stream and
+        its answer in the POST body, two connections with no order between them; holding
+        the answer until the GET stream's consumer has written them lets them arrive
+        first. Nobody reading that stream is no reason to wait: they are held for the
+        next GET. Returns False if ``timeout`` ran out first.
+        """
+        with self._cond:
+            tail = stream.related_tail
+            if tail is None:
+                return True
+            target, seq = tail
+            return self._cond.wait_for(
+                lambda: self._closed or target.consumer is None or target.written >= seq,
+                timeout)
 
     def take(self, stream: Stream) -> list[bytes]:
         """Everything queued on ``stream``, removed from it."""
@@ -438,6 +472,7 @@ class SessionTransport(Transport):
                 return replay, None, None
             last = stored[-1].seq if stored else after_seq
             live.queue = collections.deque(e for e in live.queue if e.seq > last)
+            live.handed = max(live.handed, last)
             token = live.consumer = object()
             live.last_delivery = self._clock()
             self._cond.notify_all()
