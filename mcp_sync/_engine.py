@@ -18,6 +18,11 @@ Theory of operation
   deadline passed with :class:`~mcp_sync.errors.RequestTimeout` and sends
   ``notifications/cancelled`` for them. Progress may push a deadline back, up to a hard
   maximum (LIFECYCLE-11).
+* **Nested calls.** A request we send on behalf of one we serve names it (``related_to``).
+  When that request is cancelled (CANCEL-4) or its handler finishes, its calls still
+  pending are cancelled like a timed-out one: the caller gets
+  :class:`~mcp_sync.errors.RequestCancelled` and the peer ``notifications/cancelled``.
+  A nested call started after that point fails at once and is never sent.
 * **Ending.** When the peer goes away every pending call fails at once with
   :class:`~mcp_sync.errors.ConnectionLost`; after :meth:`Engine.close` with
   :class:`~mcp_sync.errors.ConnectionClosed`. Running handlers see ``cancelled`` set.
@@ -28,8 +33,9 @@ Answers and progress take ``_write_lock`` first and then ``_lock`` (never the ot
 round), so the order the session decides them in is the order they reach the wire.
 
 A peer that stops reading can block a write for good. Timeouts still hold: a caller waits
-for the write lock only until its own deadline, and the watchdog never waits for it at
-all: it queues its cancellations, and whoever holds the lock sends them on release.
+for the write lock only until its own deadline, and neither the watchdog nor the reader
+(cancelling nested calls) ever waits for it: they queue their cancellations, and whoever
+holds the lock sends them on release.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from .errors import (
     ConnectionLost,
     InternalError,
     McpError,
+    RequestCancelled,
     RequestTimeout,
     RpcError,
 )
@@ -95,6 +102,7 @@ class _Call:
     timeout: float | None
     deadline: float | None
     hard_deadline: float | None
+    related_to: RequestId | None = None  # the peer's request this one is part of
     sent: bool = False  # set under _lock just before the request is written
 
 
@@ -257,6 +265,9 @@ class Engine:
 
         ``related_to`` names the peer's request that this one is part of (a tool asking
         the client for sampling); transports that keep a channel per request use it.
+        The call is cancelled (RequestCancelled, and the peer is told) when that request
+        is cancelled or its handler finishes first; if that has already happened, the
+        Future fails at once and nothing is sent.
 
         With ``timeout`` the call fails with RequestTimeout when it passes, and the peer is
         sent ``notifications/cancelled``. Progress pushes the deadline back by ``timeout``
@@ -288,13 +299,22 @@ class Engine:
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()
+            if related_to is not None:
+                # Checked under the same lock that cancels nested calls, so a call can
+                # never slip in after the sweep for its request has run.
+                serving = self._serving.get(related_to)
+                if serving is None or serving.cancelled.is_set():
+                    _fail(future, RequestCancelled(
+                        f"request {related_to!r}, which this one would serve, is cancelled "
+                        "or has ended"))
+                    return future
             request = make_request(self.session)
             now = time.monotonic()
             deadline = now + timeout if timeout is not None else None
             hard = deadline
             if deadline is not None and progress_resets_timeout and max_timeout is not None:
                 hard = max(deadline, now + max_timeout)
-            call = _Call(request.id, future, on_progress, timeout, deadline, hard)
+            call = _Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
             self._pending[request.id] = call
             if deadline is not None:
                 self._schedule(call, deadline)
@@ -336,8 +356,6 @@ class Engine:
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
         """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
-        from .errors import RequestCancelled
-
         with self._lock:
             call = self._pending.pop(request_id, None)
             notification = self._give_up(call, reason) if call is not None else None
@@ -345,6 +363,26 @@ class Engine:
             _fail(call.future, RequestCancelled(reason or "the request was cancelled"))
         if notification is not None:
             self._try_write(notification)
+
+    def _take_nested(self, request_id: RequestId, reason: str,
+                     ) -> list[tuple[_Call, Notification | None]]:
+        # Called with _lock held: removes the calls made on behalf of the peer's request
+        # ``request_id``. The caller fails them and queues the notifications once the
+        # lock is released.
+        nested = [call for call in self._pending.values() if call.related_to == request_id]
+        for call in nested:
+            del self._pending[call.request_id]
+        return [(call, self._give_up(call, reason)) for call in nested]
+
+    def _cancel_taken(self, taken: list[tuple[_Call, Notification | None]],
+                      error: str) -> None:
+        # Never blocks on the write lock (the reader calls this): see _flush_cancels.
+        for call, notification in taken:
+            _fail(call.future, RequestCancelled(error))
+            if notification is not None:
+                self._cancels.append(notification)
+        if taken:
+            self._flush_cancels()
 
     def _give_up(self, call: _Call, reason: str | None) -> Notification | None:
         # Called with _lock held. A request still waiting to be written is simply not
@@ -508,7 +546,7 @@ class Engine:
     def _receive(self, message: Message, batch: _BatchReply | None) -> None:
         call: _Call | None = None
         incoming: IncomingRequest | None = None
-        cancelled: IncomingRequest | None = None
+        nested: list[tuple[_Call, Notification | None]] = []
         with self._lock:
             if self._ended is not None:
                 return
@@ -527,6 +565,12 @@ class Engine:
                     call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
             elif isinstance(event, CancelRequested):
                 cancelled = self._serving.get(event.request_id)
+                if cancelled is not None:
+                    # Set under the lock so that start_request sees it (see there).
+                    cancelled.cancel_reason = event.reason
+                    cancelled.cancelled.set()
+                    nested = self._take_nested(
+                        event.request_id, "the request it was part of was cancelled")
         if isinstance(event, Reply):
             if batch is not None:
                 batch.answers.append(event.message)
@@ -550,9 +594,8 @@ class Engine:
                     call.on_progress, event.progress, event.total, event.message)
         elif isinstance(event, CancelRequested):
             log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
-            if cancelled is not None:
-                cancelled.cancel_reason = event.reason
-                cancelled.cancelled.set()
+            self._cancel_taken(nested, f"the peer cancelled request {event.request_id!r}, "
+                                       "which this one served")
         elif isinstance(event, Ignored):
             log.debug("ignored: %s", event.reason)
 
@@ -587,11 +630,14 @@ class Engine:
         # The write lock is taken before the session decides, so that progress decided
         # on another thread can never reach the wire after this answer (PROGRESS-6).
         flush: list[Message] | None = None
+        nested: list[tuple[_Call, Notification | None]] = []
         with self._write_lock:
             with self._lock:
                 self._serving.pop(incoming.id, None)
                 if self._ended is not None:
                     return
+                # Calls the handler left running (on threads of its own) serve nothing now.
+                nested = self._take_nested(incoming.id, "the request it was part of ended")
                 answer: Response | ErrorResponse | None
                 if error is not None:
                     answer = self.session.respond_error(incoming.id, error)
@@ -607,6 +653,7 @@ class Engine:
                         flush = batch.answers
             if answer is not None:
                 self._write_answer(incoming, answer)
+        self._cancel_taken(nested, f"request {incoming.id!r}, which this one served, has ended")
         self._flush_cancels()  # an early return means the connection ended: none are due
         if flush is not None:
             self._try_write(flush)

@@ -129,6 +129,8 @@ class ServerConnection:
             CapabilityError: the client did not declare what ``method`` needs.
             RpcError: the client answered with an error.
             RequestTimeout: no answer in time; the request was cancelled.
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
             ConnectionClosed, ConnectionLost: the connection is over.
         """
         timeout = self.server.timeout if timeout is None else timeout

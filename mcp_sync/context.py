@@ -154,6 +154,8 @@ class Context:
             CapabilityError: the client did not declare what ``method`` needs.
             RpcError: the client answered with an error.
             RequestTimeout: no answer within ``timeout`` (the server's default if None).
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
         """
         return self._connection.send_request(method, params, timeout=timeout,
                                              related_to=self._incoming.id)
@@ -197,6 +199,8 @@ class Context:
             CapabilityError: the client did not declare ``sampling``; nothing was sent.
             RpcError: the client refused or failed (a user rejection is often code -1).
             RequestTimeout: no answer in time; the request was cancelled at the client.
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
             TypeError: a message holds something other than text, image or audio.
         """
         from ._content import to_sampling_messages
@@ -221,6 +225,8 @@ class Context:
             CapabilityError: the client did not declare ``roots``; nothing was sent.
             RpcError: the client failed.
             RequestTimeout: no answer in time.
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
         """
         return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
 
