@@ -41,7 +41,6 @@ from __future__ import annotations
 import collections
 import itertools
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +60,7 @@ from ..jsonrpc import (
     is_request_id,
 )
 from ._event_store import EventStore, StoredEvent
+from ._inbox import Inbox
 from .base import Transport
 
 __all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream",
@@ -147,8 +147,7 @@ class SessionTransport(Transport):
         self._clock = clock
         self._max_queued = max_queued
         self._cond = threading.Condition()
-        self._inbox: queue.SimpleQueue[Incoming | None] = queue.SimpleQueue()
-        self._eof = False
+        self._inbox = Inbox()
         self._closed = False
         self._serial = itertools.count(1)
         self._owners: dict[RequestId, Stream] = {}
@@ -164,12 +163,7 @@ class SessionTransport(Transport):
     # --- the engine's side -----------------------------------------------------------------
 
     def read(self) -> Incoming | None:
-        if self._eof:
-            return None
-        incoming = self._inbox.get()
-        if incoming is None:
-            self._eof = True
-        return incoming
+        return self._inbox.get()
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
@@ -196,7 +190,7 @@ class SessionTransport(Transport):
                 self._finish(stream, callbacks)
             self.standalone.finished = True
             self._owners.clear()
-            self._inbox.put(None)
+            self._inbox.end()
             self._cond.notify_all()
         _run(callbacks)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import queue
 import secrets
 import threading
 import time
@@ -34,6 +33,7 @@ from ..jsonrpc import Request as RpcRequest
 from ..jsonrpc import Response as RpcResponse
 from ._http_checks import accepts, error_response, normal_path, preflight, read_body
 from ._http_session import MAX_QUEUED_EVENTS, encode_answer
+from ._inbox import Inbox
 from .base import Transport
 
 if TYPE_CHECKING:
@@ -80,8 +80,7 @@ class LegacySseTransport(Transport):
         self._clock = clock
         self._max_queued = max_queued
         self._cond = threading.Condition()
-        self._inbox: queue.SimpleQueue[Incoming | None] = queue.SimpleQueue()
-        self._eof = False
+        self._inbox = Inbox()
         self._closed = False
         self._stream_ended = False
         self._events: collections.deque[tuple[bytes, bool]] = collections.deque()
@@ -93,12 +92,7 @@ class LegacySseTransport(Transport):
         return self._closed
 
     def read(self) -> Incoming | None:
-        if self._eof:
-            return None
-        incoming = self._inbox.get()
-        if incoming is None:
-            self._eof = True
-        return incoming
+        return self._inbox.get()
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
@@ -130,7 +124,7 @@ class LegacySseTransport(Transport):
             if self._closed:
                 return
             self._closed = True
-            self._inbox.put(None)
+            self._inbox.end()
             self._cond.notify_all()
 
     def feed(self, incoming: Incoming) -> None:
