@@ -32,12 +32,22 @@ import enum
 import logging
 import math
 from collections.abc import Callable, Collection
-from typing import Any, TypeAlias, TypeGuard
+from typing import Any, TypeGuard
 
 import attrs
 
 from . import types
 from ._convert import from_wire, to_wire
+from ._events import (
+    CancelRequested,
+    Event,
+    Ignored,
+    NotificationReceived,
+    ProgressReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+)
 from ._versions import KNOWN_VERSIONS, VersionProfile, profile_for
 from .errors import (
     CapabilityError,
@@ -123,71 +133,6 @@ for _role in Role:
 for _state in (State.INITIALIZING, State.INITIALIZED, State.OPERATING):
     _TRANSITIONS[(_C, _state, _Input.RESTART)] = State.NEW
 
-
-# --- events: what an incoming message means -------------------------------------------
-
-
-@attrs.frozen
-class Reply:
-    """The session answered the message itself; write ``message`` back."""
-
-    message: Response | ErrorResponse
-
-
-@attrs.frozen
-class RequestReceived:
-    """A request to hand to the application's handler."""
-
-    request: Request
-    progress_token: str | int | None
-
-
-@attrs.frozen
-class NotificationReceived:
-    """A notification for the application, in arrival order."""
-
-    notification: Notification
-
-
-@attrs.frozen
-class ResponseReceived:
-    """The answer to a request we sent: ``result`` or ``error`` (an exception to raise)."""
-
-    request_id: RequestId
-    method: str
-    result: dict[str, Any] | None = None
-    error: Exception | None = None
-
-
-@attrs.frozen
-class CancelRequested:
-    """The peer cancelled a request we are serving; its response will be suppressed."""
-
-    request_id: RequestId
-    reason: str | None
-
-
-@attrs.frozen
-class ProgressReceived:
-    """Progress on a request we sent that asked for it."""
-
-    request_id: RequestId
-    progress: float
-    total: float | None
-    message: str | None
-
-
-@attrs.frozen
-class Ignored:
-    """Nothing to do; ``reason`` is for the debug log."""
-
-    reason: str
-
-
-Event: TypeAlias = (
-    "Reply | RequestReceived | NotificationReceived | ResponseReceived | CancelRequested"
-    " | ProgressReceived | Ignored"
-)
 
 # --- capability rules (CAPS-5) ------------------------------------------------------------
 

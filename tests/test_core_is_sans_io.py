@@ -18,7 +18,7 @@ import mcp_sync
 PACKAGE = Path(mcp_sync.__file__).resolve().parent
 
 CORE = ("errors", "types", "_convert", "jsonrpc", "_protocol", "_versions", "_schema",
-        "_content", "_docstrings")
+        "_content", "_docstrings", "_events")
 
 FORBIDDEN = frozenset({
     "threading", "_thread", "socket", "subprocess", "time", "select", "selectors", "os",
