@@ -17,8 +17,8 @@ import mcp_sync
 
 PACKAGE = Path(mcp_sync.__file__).resolve().parent
 
-CORE = ("errors", "types", "_convert", "jsonrpc", "_protocol", "_versions", "_schema",
-        "_content", "_docstrings", "_events")
+CORE = ("errors", "types", "_types_common", "_types_features", "_types_messages", "_convert",
+        "jsonrpc", "_protocol", "_versions", "_schema", "_content", "_docstrings", "_events")
 
 FORBIDDEN = frozenset({
     "threading", "_thread", "socket", "subprocess", "time", "select", "selectors", "os",

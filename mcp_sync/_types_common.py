@@ -1,0 +1,166 @@
+"""Wire types shared across :mod:`mcp_sync.types`: aliases, content items, capabilities."""
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+_Meta = dict[str, Any] | None
+
+
+# --- Primitive aliases -------------------------------------------------------------------
+
+RequestId = str | int
+Cursor = str
+Role = Literal["user", "assistant"]
+LoggingLevel = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+IncludeContext = Literal["none", "thisServer", "allServers"]
+
+#: The logging levels from least to most severe (RFC 5424 order).
+LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)
+
+
+# --- Shared building blocks ----------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Annotations:
+    """Hints for the client about who a piece of data is for and how much it matters."""
+    audience: list[Role] | None = None
+    priority: float | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Implementation:
+    """The name and version of a client or server program."""
+    name: str
+    version: str
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class TextResourceContents:
+    """The contents of a resource that can be represented as text."""
+    uri: str
+    text: str
+    mime_type: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class BlobResourceContents:
+    """The contents of a binary resource, base64-encoded."""
+    uri: str
+    blob: str
+    mime_type: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+ResourceContents = TextResourceContents | BlobResourceContents
+
+
+@attrs.frozen(kw_only=True)
+class TextContent:
+    """A text item given to or produced by a model."""
+    type: Literal["text"] = "text"
+    text: str
+    annotations: Annotations | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ImageContent:
+    """An image (base64 data plus its MIME type) given to or produced by a model."""
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class AudioContent:
+    """An audio clip (base64 data plus its MIME type) given to or produced by a model."""
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str
+    annotations: Annotations | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddedResource:
+    """A resource's contents placed inline in a prompt or a tool result."""
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+    annotations: Annotations | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class UnknownContent:
+    """A content item of a type unknown to this revision; its other members are in ``extra``."""
+    type: str
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+Content = TextContent | ImageContent | AudioContent | EmbeddedResource | UnknownContent
+SamplingContent = TextContent | ImageContent | AudioContent
+
+
+# --- Capabilities ------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class RootsCapability:
+    """The client can list its roots."""
+    list_changed: bool | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ClientCapabilities:
+    """What a client supports; unknown capabilities are kept in ``extra``."""
+    experimental: dict[str, dict[str, Any]] | None = None
+    roots: RootsCapability | None = None
+    sampling: dict[str, Any] | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class PromptsCapability:
+    """The server offers prompts."""
+    list_changed: bool | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ResourcesCapability:
+    """The server offers resources, optionally with subscriptions and list updates."""
+    subscribe: bool | None = None
+    list_changed: bool | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ToolsCapability:
+    """The server offers tools."""
+    list_changed: bool | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ServerCapabilities:
+    """What a server supports; unknown capabilities are kept in ``extra``."""
+    experimental: dict[str, dict[str, Any]] | None = None
+    logging: dict[str, Any] | None = None
+    completions: dict[str, Any] | None = None
+    prompts: PromptsCapability | None = None
+    resources: ResourcesCapability | None = None
+    tools: ToolsCapability | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
