@@ -7,9 +7,10 @@ Theory of operation
   session what the message means and acts: it completes the Future of a response, hands a
   request to the worker pool, queues a notification for the notifier, or writes the
   session's own answer (``ping``, ``initialize``, errors). It never runs user code.
-* **The pending table** maps each request id we sent to a :class:`_Call` holding its
-  ``concurrent.futures.Future``. The id is registered before the request is written, so
-  an answer can never arrive for an unknown id.
+* **The pending table** maps each request id we sent to a
+  :class:`~mcp_sync._deadlines.Call` holding its ``concurrent.futures.Future``. The id
+  is registered before the request is written, so an answer can never arrive for an
+  unknown id.
 * **Workers** (a bounded pool) run request handlers. A handler may itself send a request
   to the peer and block on it, because the reader keeps reading meanwhile.
 * **The notifier** (one thread) delivers notifications and progress callbacks in the order
@@ -17,7 +18,8 @@ Theory of operation
 * **The watchdog** (one thread, started with the first timed call) fails calls whose
   deadline passed with :class:`~mcp_sync.errors.RequestTimeout` and sends
   ``notifications/cancelled`` for them. Progress may push a deadline back, up to a hard
-  maximum (LIFECYCLE-11).
+  maximum (LIFECYCLE-11). Deadlines, the watchdog and giving up on calls live in
+  :mod:`mcp_sync._deadlines`.
 * **Nested calls.** A request we send on behalf of one we serve names it (``related_to``).
   When that request is cancelled (CANCEL-4) or its handler finishes, its calls still
   pending are cancelled like a timed-out one: the caller gets
@@ -27,23 +29,21 @@ Theory of operation
   :class:`~mcp_sync.errors.ConnectionLost`; after :meth:`Engine.close` with
   :class:`~mcp_sync.errors.ConnectionClosed`. Running handlers see ``cancelled`` set.
 
-Locks: ``_lock`` guards the session, the pending table and the serving table; it is never
-held while writing or running user code. ``_write_lock`` makes each message one write.
+Locks: ``_lock`` guards the session, the pending table, the serving table and the
+deadline heap (the watchdog waits on a condition built on it); it is never held while
+writing or running user code. ``_write_lock`` makes each message one write.
 Answers and progress take ``_write_lock`` first and then ``_lock`` (never the other way
 round), so the order the session decides them in is the order they reach the wire.
 
 A peer that stops reading can block a write for good. Timeouts still hold: a caller waits
 for the write lock only until its own deadline, and neither the watchdog nor the reader
-(cancelling nested calls) ever waits for it: they queue their cancellations, and whoever
-holds the lock sends them on release.
+(cancelling nested calls) ever waits for it: they queue their cancellations in the
+:class:`~mcp_sync._deadlines.Canceller`, and whoever holds the lock sends them on release.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import heapq
-import itertools
 import logging
 import threading
 import time
@@ -51,8 +51,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-import attrs
-
+from ._deadlines import Call, Canceller, Watchdog, fail, first_deadlines
 from ._protocol import (
     CancelRequested,
     Ignored,
@@ -92,18 +91,6 @@ log = logging.getLogger("mcp_sync.engine")
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 RequestHandler = Callable[["IncomingRequest"], "dict[str, Any] | None"]
 NotificationHandler = Callable[[Notification], None]
-
-
-@attrs.define(eq=False)
-class _Call:
-    request_id: RequestId
-    future: Future[dict[str, Any]]
-    on_progress: ProgressCallback | None
-    timeout: float | None
-    deadline: float | None
-    hard_deadline: float | None
-    related_to: RequestId | None = None  # the peer's request this one is part of
-    sent: bool = False  # set under _lock just before the request is written
 
 
 class _BatchReply:
@@ -179,16 +166,14 @@ class Engine:
         self._join_timeout = join_timeout
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._cancels: collections.deque[Notification] = collections.deque()
-        self._pending: dict[RequestId, _Call] = {}
+        self._pending: dict[RequestId, Call] = {}
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
         self._workers = WorkerPool(self._threads, "worker", max_workers)
         self._notifier = WorkerPool(self._threads, "notifier", 1)
-        self._deadlines: list[tuple[float, int, _Call]] = []
-        self._deadline_seq = itertools.count()
-        self._deadline_cond = threading.Condition(self._lock)
-        self._watchdog_started = False
+        self._canceller = Canceller(session, self._pending, self._write_lock,
+                                    lambda notification: self.transport.write(notification))
+        self._watchdog = Watchdog(self._lock, self._threads, self._pending, self._canceller)
         self._ended: McpError | None = None
         self._done = threading.Event()
         self._started = False
@@ -228,14 +213,13 @@ class Engine:
             self._pending.clear()
             serving = list(self._serving.values())
             self._serving.clear()
-            self._deadlines.clear()
+            self._watchdog.stop()
             if self.session.state.value != "closed":
                 self.session.close()
-            self._deadline_cond.notify_all()
         for incoming in serving:
             incoming.cancelled.set()
         for call in calls:
-            _fail(call.future, error)
+            fail(call.future, error)
         return True
 
     def _shutdown(self) -> None:
@@ -304,20 +288,16 @@ class Engine:
                 # never slip in after the sweep for its request has run.
                 serving = self._serving.get(related_to)
                 if serving is None or serving.cancelled.is_set():
-                    _fail(future, RequestCancelled(
+                    fail(future, RequestCancelled(
                         f"request {related_to!r}, which this one would serve, is cancelled "
                         "or has ended"))
                     return future
             request = make_request(self.session)
-            now = time.monotonic()
-            deadline = now + timeout if timeout is not None else None
-            hard = deadline
-            if deadline is not None and progress_resets_timeout and max_timeout is not None:
-                hard = max(deadline, now + max_timeout)
-            call = _Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
+            deadline, hard = first_deadlines(
+                time.monotonic(), timeout, progress_resets_timeout, max_timeout)
+            call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
             self._pending[request.id] = call
-            if deadline is not None:
-                self._schedule(call, deadline)
+            self._watchdog.schedule(call)
         try:
             self._send_call(call, request, timeout, related_to)
         except BaseException as exc:
@@ -328,7 +308,7 @@ class Engine:
                 self.session.forget(request.id)
             if not isinstance(exc, McpError):
                 raise  # params that cannot be encoded are the caller's error, raised at once
-            _fail(future, exc)
+            fail(future, exc)
         return future
 
     def restart_session(self, error: McpError) -> None:
@@ -343,7 +323,7 @@ class Engine:
             calls = [self._pending.pop(request_id) for request_id in forgotten
                      if request_id in self._pending]
         for call in calls:
-            _fail(call.future, error)
+            fail(call.future, error)
 
     def notify(self, method: str, params: dict[str, Any] | None = None, *,
                related_to: RequestId | None = None) -> None:
@@ -358,39 +338,11 @@ class Engine:
         """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
         with self._lock:
             call = self._pending.pop(request_id, None)
-            notification = self._give_up(call, reason) if call is not None else None
+            notification = self._canceller.give_up(call, reason) if call is not None else None
         if call is not None:
-            _fail(call.future, RequestCancelled(reason or "the request was cancelled"))
+            fail(call.future, RequestCancelled(reason or "the request was cancelled"))
         if notification is not None:
             self._try_write(notification)
-
-    def _take_nested(self, request_id: RequestId, reason: str,
-                     ) -> list[tuple[_Call, Notification | None]]:
-        # Called with _lock held: removes the calls made on behalf of the peer's request
-        # ``request_id``. The caller fails them and queues the notifications once the
-        # lock is released.
-        nested = [call for call in self._pending.values() if call.related_to == request_id]
-        for call in nested:
-            del self._pending[call.request_id]
-        return [(call, self._give_up(call, reason)) for call in nested]
-
-    def _cancel_taken(self, taken: list[tuple[_Call, Notification | None]],
-                      error: str) -> None:
-        # Never blocks on the write lock (the reader calls this): see _flush_cancels.
-        for call, notification in taken:
-            _fail(call.future, RequestCancelled(error))
-            if notification is not None:
-                self._cancels.append(notification)
-        if taken:
-            self._flush_cancels()
-
-    def _give_up(self, call: _Call, reason: str | None) -> Notification | None:
-        # Called with _lock held. A request still waiting to be written is simply not
-        # sent; only one the peer may have seen is cancelled (CANCEL-2).
-        if not call.sent:
-            self.session.forget(call.request_id)
-            return None
-        return self.session.cancel(call.request_id, reason)
 
     def _ended_error(self) -> McpError:
         ended = self._ended
@@ -399,7 +351,7 @@ class Engine:
         error.__cause__ = ended.__cause__
         return error
 
-    def _send_call(self, call: _Call, request: Request, timeout: float | None,
+    def _send_call(self, call: Call, request: Request, timeout: float | None,
                    related_to: RequestId | None) -> None:
         # The wait for the write lock is bounded by the call's own timeout, so a write
         # stuck on a peer that stopped reading cannot hold every other caller forever.
@@ -413,7 +365,7 @@ class Engine:
             self.transport.write(request, related_to=related_to)
         finally:
             self._write_lock.release()
-            self._flush_cancels()
+            self._canceller.flush()
 
     def _write(self, message: Message | Sequence[Message],
                related_to: RequestId | None = None) -> None:
@@ -421,73 +373,13 @@ class Engine:
             with self._write_lock:
                 self.transport.write(message, related_to=related_to)
         finally:
-            self._flush_cancels()
-
-    def _flush_cancels(self) -> None:
-        # Never blocks. Whoever holds the write lock now calls this after releasing it,
-        # and sees anything queued before our failed acquire.
-        while self._cancels:
-            if not self._write_lock.acquire(blocking=False):
-                return
-            try:
-                while self._cancels:
-                    notification = self._cancels.popleft()
-                    try:
-                        self.transport.write(notification)
-                    except McpError as exc:
-                        log.debug("could not write %r: %s", notification, exc)
-            finally:
-                self._write_lock.release()
+            self._canceller.flush()
 
     def _try_write(self, message: Message | Sequence[Message]) -> None:
         try:
             self._write(message)
         except McpError as exc:
             log.debug("could not write %r: %s", message, exc)
-
-    # --- timeouts ---------------------------------------------------------------------------
-
-    def _schedule(self, call: _Call, deadline: float) -> None:
-        # Called with _lock held.
-        first = not self._deadlines or deadline < self._deadlines[0][0]
-        heapq.heappush(self._deadlines, (deadline, next(self._deadline_seq), call))
-        if len(self._deadlines) > 64 and len(self._deadlines) > 4 * len(self._pending):
-            self._deadlines = [entry for entry in self._deadlines
-                               if entry[2].request_id in self._pending]
-            heapq.heapify(self._deadlines)
-        if not self._watchdog_started:
-            self._watchdog_started = True
-            self._threads.start("watchdog", self._watch)
-        elif first:
-            self._deadline_cond.notify()
-
-    def _watch(self) -> None:
-        while True:
-            expired: list[_Call] = []
-            with self._lock:
-                if self._ended is not None:
-                    return
-                now = time.monotonic()
-                while self._deadlines and self._deadlines[0][0] <= now:
-                    _, _, call = heapq.heappop(self._deadlines)
-                    if self._pending.get(call.request_id) is not call:
-                        continue
-                    if call.deadline is not None and call.deadline > now:
-                        heapq.heappush(
-                            self._deadlines, (call.deadline, next(self._deadline_seq), call))
-                        continue
-                    del self._pending[call.request_id]
-                    expired.append(call)
-                wait = self._deadlines[0][0] - now if self._deadlines else None
-                notifications = [self._give_up(call, "timed out") for call in expired]
-                if not expired:
-                    self._deadline_cond.wait(wait)
-            for call, notification in zip(expired, notifications, strict=False):
-                _fail(call.future, RequestTimeout(
-                    f"no answer to request {call.request_id!r} within {call.timeout}s"))
-                if notification is not None:
-                    self._cancels.append(notification)
-            self._flush_cancels()
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -544,9 +436,9 @@ class Engine:
             self._try_write(reply.answers)
 
     def _receive(self, message: Message, batch: _BatchReply | None) -> None:
-        call: _Call | None = None
+        call: Call | None = None
         incoming: IncomingRequest | None = None
-        nested: list[tuple[_Call, Notification | None]] = []
+        nested: list[tuple[Call, Notification | None]] = []
         with self._lock:
             if self._ended is not None:
                 return
@@ -560,16 +452,15 @@ class Engine:
                 call = self._pending.pop(event.request_id, None)
             elif isinstance(event, ProgressReceived):
                 call = self._pending.get(event.request_id)
-                if call is not None and call.timeout is not None and call.deadline is not None:
-                    assert call.hard_deadline is not None
-                    call.deadline = min(time.monotonic() + call.timeout, call.hard_deadline)
+                if call is not None:
+                    self._watchdog.progressed(call)
             elif isinstance(event, CancelRequested):
                 cancelled = self._serving.get(event.request_id)
                 if cancelled is not None:
                     # Set under the lock so that start_request sees it (see there).
                     cancelled.cancel_reason = event.reason
                     cancelled.cancelled.set()
-                    nested = self._take_nested(
+                    nested = self._canceller.take_nested(
                         event.request_id, "the request it was part of was cancelled")
         if isinstance(event, Reply):
             if batch is not None:
@@ -594,8 +485,8 @@ class Engine:
                     call.on_progress, event.progress, event.total, event.message)
         elif isinstance(event, CancelRequested):
             log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
-            self._cancel_taken(nested, f"the peer cancelled request {event.request_id!r}, "
-                                       "which this one served")
+            self._canceller.cancel_taken(
+                nested, f"the peer cancelled request {event.request_id!r}, which this one served")
         elif isinstance(event, Ignored):
             log.debug("ignored: %s", event.reason)
 
@@ -630,14 +521,15 @@ class Engine:
         # The write lock is taken before the session decides, so that progress decided
         # on another thread can never reach the wire after this answer (PROGRESS-6).
         flush: list[Message] | None = None
-        nested: list[tuple[_Call, Notification | None]] = []
+        nested: list[tuple[Call, Notification | None]] = []
         with self._write_lock:
             with self._lock:
                 self._serving.pop(incoming.id, None)
                 if self._ended is not None:
                     return
                 # Calls the handler left running (on threads of its own) serve nothing now.
-                nested = self._take_nested(incoming.id, "the request it was part of ended")
+                nested = self._canceller.take_nested(
+                    incoming.id, "the request it was part of ended")
                 answer: Response | ErrorResponse | None
                 if error is not None:
                     answer = self.session.respond_error(incoming.id, error)
@@ -653,8 +545,9 @@ class Engine:
                         flush = batch.answers
             if answer is not None:
                 self._write_answer(incoming, answer)
-        self._cancel_taken(nested, f"request {incoming.id!r}, which this one served, has ended")
-        self._flush_cancels()  # an early return means the connection ended: none are due
+        self._canceller.cancel_taken(
+            nested, f"request {incoming.id!r}, which this one served, has ended")
+        self._canceller.flush()  # an early return means the connection ended: none are due
         if flush is not None:
             self._try_write(flush)
 
@@ -687,12 +580,12 @@ class Engine:
                     log.debug("could not send progress for %r: %s", incoming.id, exc)
             return True
         finally:
-            self._flush_cancels()
+            self._canceller.flush()
 
 
 def _complete(future: Future[dict[str, Any]], event: ResponseReceived) -> None:
     if event.error is not None:
-        _fail(future, event.error)
+        fail(future, event.error)
     else:
         _resolve(future, event.result or {})
 
@@ -702,8 +595,3 @@ def _resolve(future: Future[Any], result: Any) -> None:
         with contextlib.suppress(InvalidStateError):  # lost a race with close() or a timeout
             future.set_result(result)
 
-
-def _fail(future: Future[Any], error: BaseException) -> None:
-    if not future.done():
-        with contextlib.suppress(InvalidStateError):  # lost a race with another completion
-            future.set_exception(error)
