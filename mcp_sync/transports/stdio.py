@@ -34,6 +34,7 @@ log = logging.getLogger("mcp_sync.stdio")
 stderr_log = logging.getLogger("mcp_sync.stdio.stderr")
 
 _CHUNK = 256 * 1024
+_HAS_READV = hasattr(os, "readv")  # not on Windows
 #: How long a server's close waits for a write under way to finish.
 _CLOSE_WRITE_WAIT = 5.0
 
@@ -54,6 +55,10 @@ class LineReader:
         self._fd = fd
         self._max_size = max_size
         self._buffer = bytearray()
+        # Reads land in one reused buffer: asking os.read for a large chunk would map and
+        # unmap fresh memory for every message.
+        self._scratch = bytearray(_CHUNK)
+        self._scratch_view = memoryview(self._scratch)
         self._start = 0
         self._scanned = 0
         self._closed = False
@@ -90,17 +95,17 @@ class LineReader:
                 self._start = self._scanned = 0
             else:
                 self._scanned = len(self._buffer)
-            chunk = self._read_chunk()
-            if chunk is None:
+            count = self._read_chunk()
+            if count is None:
                 return None
-            if not chunk:
+            if not count:
                 rest = bytes(self._buffer[self._start:]).strip()
                 self._buffer.clear()
                 self._start = self._scanned = 0
                 if discarded or len(rest) > self._max_size:
                     return _Oversized(discarded + len(rest))
                 return rest or None
-            self._buffer += chunk
+            self._buffer += self._scratch_view[:count]
 
     def _compact(self) -> None:
         if self._start > _CHUNK and self._start * 2 > len(self._buffer):
@@ -108,8 +113,8 @@ class LineReader:
             self._scanned -= self._start
             self._start = 0
 
-    def _read_chunk(self) -> bytes | None:
-        """Bytes from the descriptor, b"" at its end, None once :meth:`close` was called."""
+    def _read_chunk(self) -> int | None:
+        """Read into the scratch buffer: the byte count, 0 at the end, None after close."""
         with self._lock:
             if self._closed:
                 return None
@@ -118,7 +123,11 @@ class LineReader:
                 if any(fd == self._wake_r for fd, _ in ready):
                     return None
             try:
-                return os.read(self._fd, _CHUNK)
+                if _HAS_READV:
+                    return os.readv(self._fd, (self._scratch,))
+                data = os.read(self._fd, _CHUNK)
+                self._scratch[:len(data)] = data
+                return len(data)
             except OSError as exc:
                 raise ConnectionLost(f"reading failed: {exc}") from exc
 
