@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING, Any
 from werkzeug.wrappers import Request, Response
 
 from .._threads import ThreadGroup, WorkerPool
-from .._versions import KNOWN_VERSIONS, LATEST_VERSION
+from .._versions import LATEST_VERSION
 from ..errors import ConnectionClosed, ErrorCode
 from ..jsonrpc import Batch, Incoming, Invalid, decode
 from ..jsonrpc import Request as RpcRequest
 from ._event_store import EventStore, MemoryEventStore
 from ._http_checks import (
     DEFAULT_ALLOWED_ORIGINS,
+    SESSION_HEADER,
+    VERSION_HEADER,
+    TruncatedBody,
     accepts,
     error_response,
     host_allowed,
@@ -38,6 +41,8 @@ from ._http_checks import (
     parse_event_id,
     preflight,
     read_body,
+    refusal,
+    refuse_version,
     unknown_session,
 )
 from ._http_session import STANDALONE_STREAM, CannotResume, SessionTransport, SseBody
@@ -53,8 +58,6 @@ log = logging.getLogger("mcp_sync.http.server")
 #: Called with each request (a :class:`werkzeug.wrappers.Request`); a falsy result is 401.
 TokenVerifier = Callable[[Request], object]
 
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
 _SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 _ALLOW = "GET, POST, DELETE, OPTIONS"
 _ALLOW_STATELESS = "POST, OPTIONS"
@@ -271,12 +274,15 @@ class StreamableHttpApp:
                                   headers={"WWW-Authenticate": "Bearer"})
         if request.method == "POST":
             return self._post(request)
-        refused = self._refuse_version(request, None)
+        refused = refuse_version(request, None, self._known_methods())
         if refused is not None:
             return refused
         if request.method == "GET":
             return self._get(request)
         return self._delete(request)
+
+    def _known_methods(self) -> set[str]:
+        return {"initialize", "ping", *self.server.served_methods}
 
     def authorized(self, request: Request) -> bool:
         """Whether the token verifier (if any) lets ``request`` through."""
@@ -287,26 +293,6 @@ class StreamableHttpApp:
         except Exception:
             log.exception("the token verifier failed; refusing the request")
             return False
-
-    def _refuse_version(self, request: Request, incoming: Incoming | None) -> Response | None:
-        version = request.headers.get(VERSION_HEADER)
-        if version is None or version in KNOWN_VERSIONS:
-            return None
-        code, request_id = self._refusal(incoming)
-        return error_response(
-            400, code, f"Bad Request: unsupported {VERSION_HEADER}: {version}",
-            data={"supported": list(KNOWN_VERSIONS), "requested": version},
-            request_id=request_id)
-
-    def _refusal(self, incoming: Incoming | None) -> tuple[int, Any]:
-        # A newer client's probe (server/discover) must learn at once that we do not
-        # know the method, so that it falls back to initialize.
-        if isinstance(incoming, RpcRequest):
-            known = {"initialize", "ping", *self.server.served_methods}
-            if incoming.method not in known:
-                return ErrorCode.METHOD_NOT_FOUND, incoming.id
-            return ErrorCode.INVALID_REQUEST, incoming.id
-        return ErrorCode.INVALID_REQUEST, None
 
     # --- POST ------------------------------------------------------------------------------
 
@@ -320,7 +306,12 @@ class StreamableHttpApp:
         if request.mimetype != "application/json":
             return error_response(415, ErrorCode.INVALID_REQUEST,
                                   "Unsupported Media Type: the body must be application/json")
-        body = read_body(request, self.max_body_size)
+        try:
+            body = read_body(request, self.max_body_size)
+        except TruncatedBody as exc:
+            log.debug("incomplete request body: %s", exc)
+            return error_response(400, ErrorCode.PARSE_ERROR,
+                                  "Parse error: the body ended before its Content-Length")
         if body is None:
             return error_response(413, ErrorCode.INVALID_REQUEST,
                                   f"Payload Too Large: the limit is {self.max_body_size} bytes")
@@ -330,7 +321,7 @@ class StreamableHttpApp:
                                   data=incoming.error.data, request_id=incoming.id)
         initialize = isinstance(incoming, RpcRequest) and incoming.method == "initialize"
         if not initialize:
-            refused = self._refuse_version(request, incoming)
+            refused = refuse_version(request, incoming, self._known_methods())
             if refused is not None:
                 return refused
         if self.stateless:
@@ -340,7 +331,7 @@ class StreamableHttpApp:
             if initialize:
                 assert isinstance(incoming, RpcRequest)
                 return self._initialize(incoming, use_sse)
-            code, request_id = self._refusal(incoming)
+            code, request_id = refusal(incoming, self._known_methods())
             return error_response(400, code, f"Bad Request: the {SESSION_HEADER} header is "
                                   "required; start a session with initialize",
                                   request_id=request_id)

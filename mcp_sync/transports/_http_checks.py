@@ -5,14 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
+from .._versions import KNOWN_VERSIONS
 from ..errors import ErrorCode, RpcError
-from ..jsonrpc import ErrorResponse, RequestId, encode
+from ..jsonrpc import ErrorResponse, Incoming, RequestId, encode
+from ..jsonrpc import Request as RpcRequest
 
 __all__ = [
     "DEFAULT_ALLOWED_ORIGINS",
     "LOOPBACK_HOSTS",
+    "SESSION_HEADER",
+    "VERSION_HEADER",
+    "TruncatedBody",
     "accepts",
     "error_response",
     "host_allowed",
@@ -21,10 +27,15 @@ __all__ = [
     "parse_event_id",
     "preflight",
     "read_body",
+    "refusal",
+    "refuse_version",
     "unknown_session",
 ]
 
 #: Browser pages served from this machine, on any port (HTTP-2, AMBIG-14).
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+
 DEFAULT_ALLOWED_ORIGINS: tuple[str, ...] = (
     "http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*",
     "https://localhost:*", "https://127.0.0.1:*", "https://[::1]:*",
@@ -104,18 +115,56 @@ def preflight(allow: str, *headers: str) -> Response:
         "Access-Control-Max-Age": "600"})
 
 
+class TruncatedBody(Exception):
+    """The client stopped sending before the end of the body it announced."""
+
+
 def read_body(request: Request, limit: int) -> bytes | None:
-    """The request body, or None as soon as it proves longer than ``limit`` bytes."""
+    """The request body, or None as soon as it proves longer than ``limit`` bytes.
+
+    Raises:
+        TruncatedBody: the connection ended (or stalled past the server's timeout)
+            before ``Content-Length`` bytes arrived.
+    """
     length = request.content_length
     if length is not None and length > limit:
         return None
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = request.stream.read(min(64 * 1024, limit + 1 - total))
+        try:
+            chunk = request.stream.read(min(64 * 1024, limit + 1 - total))
+        except (ClientDisconnected, OSError) as exc:
+            raise TruncatedBody(str(exc)) from exc
         if not chunk:
+            if length is not None and total < length:
+                raise TruncatedBody(f"{total} of {length} bytes arrived")
             return b"".join(chunks)
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
             return None
+
+
+def refuse_version(request: Request, incoming: Incoming | None,
+                   known_methods: set[str]) -> Response | None:
+    """400 when the ``MCP-Protocol-Version`` header names a version we do not speak."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is None or version in KNOWN_VERSIONS:
+        return None
+    code, request_id = refusal(incoming, known_methods)
+    return error_response(
+        400, code, f"Bad Request: unsupported {VERSION_HEADER}: {version}",
+        data={"supported": list(KNOWN_VERSIONS), "requested": version},
+        request_id=request_id)
+
+
+def refusal(incoming: Incoming | None, known_methods: set[str]) -> tuple[int, Any]:
+    """The JSON-RPC code and id for a POST refused before it reaches a session."""
+    # A newer client's probe (server/discover) must learn at once that we do not
+    # know the method, so that it falls back to initialize.
+    if isinstance(incoming, RpcRequest):
+        if incoming.method not in known_methods:
+            return ErrorCode.METHOD_NOT_FOUND, incoming.id
+        return ErrorCode.INVALID_REQUEST, incoming.id
+    return ErrorCode.INVALID_REQUEST, None

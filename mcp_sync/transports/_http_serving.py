@@ -17,11 +17,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
+from werkzeug.serving import BaseWSGIServer
 
 from .._threads import ThreadGroup, WorkerPool
 from ._http_app import StreamableHttpApp
 from ._http_checks import LOOPBACK_HOSTS
+from ._http_keepalive import DEFAULT_KEEP_ALIVE_TIMEOUT, IdleTracker, KeepAliveRequestHandler
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -33,10 +34,7 @@ log = logging.getLogger("mcp_sync.http.server")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-class _RequestHandler(WSGIRequestHandler):
-    # HTTP/1.1 makes werkzeug use chunked encoding, which streaming needs.
-    protocol_version = "HTTP/1.1"
-
+class _RequestHandler(KeepAliveRequestHandler):
     def log(self, type: str, message: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), message % args if args else message)
 
@@ -45,7 +43,9 @@ class _WsgiServer(BaseWSGIServer):
     multithread = True
 
     def __init__(self, host: str, port: int, app: Any, *, fd: int,
-                 max_threads: int | None) -> None:
+                 max_threads: int | None, keep_alive_timeout: float) -> None:
+        self.keep_alive_timeout = keep_alive_timeout
+        self.idle = IdleTracker()
         self.threads = ThreadGroup("http-server")
         self._pool = (WorkerPool(self.threads, "request", max_threads)
                       if max_threads is not None else None)
@@ -84,7 +84,9 @@ class _WsgiServer(BaseWSGIServer):
 
         The grace lets responses that are ending (their streams just closed) finish
         cleanly; what remains is blocked on a client, and the shutdown wakes it.
+        Connections waiting for their next request are shut down at once.
         """
+        self.idle.close_idle()
         with self._open_lock:
             self._open_lock.wait_for(lambda: not self._open, grace)
             connections = list(self._open)
@@ -161,11 +163,14 @@ class HttpServerHandle:
 
 def start_server(server: Server, host: str, port: int, *, path: str, background: bool,
                  max_threads: int | None = None,
+                 keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT,
                  wrap: Callable[[StreamableHttpApp], Any] | None = None,
                  **options: Any) -> HttpServerHandle:
     """Build the application and a listening server for it (see ``serve_http``)."""
     if max_threads is not None and max_threads < 1:
         raise ValueError("max_threads must be at least 1")
+    if keep_alive_timeout < 0:
+        raise ValueError("keep_alive_timeout must not be negative")
     if host in _LOOPBACK:
         options.setdefault("allowed_hosts", LOOPBACK_HOSTS)
     options.setdefault("max_get_streams",
@@ -177,7 +182,8 @@ def start_server(server: Server, host: str, port: int, *, path: str, background:
         listener = socket.create_server((host, port), family=family)
         try:
             wsgi_server = _WsgiServer(host, port, wrap(app) if wrap else app,
-                                      fd=listener.fileno(), max_threads=max_threads)
+                                      fd=listener.fileno(), max_threads=max_threads,
+                                      keep_alive_timeout=keep_alive_timeout)
         finally:
             listener.close()
     except BaseException:

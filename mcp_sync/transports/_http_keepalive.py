@@ -1,0 +1,275 @@
+"""A request handler for werkzeug's server that keeps HTTP/1.1 connections open.
+
+werkzeug's development server closes the connection after every response, so a client
+pays a TCP handshake and the server a new thread for each MCP call. This handler runs
+the WSGI application itself and leaves the connection open when it safely can: the
+request body was read to its end, the response had a ``Content-Length`` or went out in
+chunks, and neither side asked for ``Connection: close``. A connection waits at most
+``keep_alive_timeout`` seconds for its next request, and while it waits the server may
+shut it down at once (see :class:`IdleTracker`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from werkzeug.exceptions import ClientDisconnected
+from werkzeug.serving import DechunkedInput, WSGIRequestHandler
+
+__all__ = ["DEFAULT_KEEP_ALIVE_TIMEOUT", "IO_TIMEOUT", "IdleTracker", "KeepAliveRequestHandler"]
+
+log = logging.getLogger("mcp_sync.http.server")
+
+DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
+# How long one read or write of a request in progress may stall: a client that sends
+# part of a body and then nothing, or stops reading its stream, frees its thread after
+# this. Waiting for the application has no limit here.
+IO_TIMEOUT = 60.0
+# Left-over request body the server reads and throws away to keep a connection usable
+# (a POST refused before its body was read); beyond this the connection is closed.
+_MAX_DRAIN = 64 * 1024
+
+
+class IdleTracker:
+    """The connections waiting for their next request, which a closing server ends first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: set[socket.socket] = set()
+        self._closing = False
+
+    def enter(self, connection: socket.socket) -> bool:
+        """Mark ``connection`` idle; False if the server is closing (stop serving it)."""
+        with self._lock:
+            if self._closing:
+                return False
+            self._idle.add(connection)
+            return True
+
+    def leave(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._idle.discard(connection)
+
+    def close_idle(self) -> None:
+        """Shut down every idle connection and refuse to let busy ones go idle again."""
+        with self._lock:
+            self._closing = True
+            idle = list(self._idle)
+        for connection in idle:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class _BodyReader:
+    """The request body as ``wsgi.input``: stops at ``Content-Length`` and counts what is left."""
+
+    def __init__(self, rfile: Any, length: int) -> None:
+        self._rfile = rfile
+        self.remaining = length
+
+    def read(self, size: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        if size < 0 or size > self.remaining:
+            size = self.remaining
+        data: bytes = self._rfile.read(size)
+        self.remaining -= len(data)
+        if not data:
+            self.remaining = -1  # the peer closed mid-body: the connection is done
+            raise ClientDisconnected()
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        if size < 0 or size > self.remaining:
+            size = self.remaining
+        data: bytes = self._rfile.readline(size)
+        self.remaining -= len(data)
+        if not data:
+            self.remaining = -1
+            raise ClientDisconnected()
+        return data
+
+    def __iter__(self) -> Any:
+        return iter(self.readline, b"")
+
+    def drain(self) -> bool:
+        """Read what the application left unread; True if the connection may be reused."""
+        if self.remaining == 0:
+            return True
+        if self.remaining < 0 or self.remaining > _MAX_DRAIN:
+            return False
+        try:
+            while self.remaining > 0:
+                self.read(self.remaining)
+        except (ClientDisconnected, OSError):
+            return False
+        return True
+
+
+class KeepAliveRequestHandler(WSGIRequestHandler):
+    """Serves a WSGI application over HTTP/1.1, reusing each connection when it can.
+
+    The server it runs under provides ``keep_alive_timeout`` (seconds an idle connection
+    waits for its next request; 0 turns keep-alive off) and ``idle`` (an
+    :class:`IdleTracker`).
+    """
+
+    # HTTP/1.1 lets a response without a length go out in chunks, which streaming needs.
+    protocol_version = "HTTP/1.1"
+    # Each response goes out in as few segments as it can: the headers and the first
+    # chunk share a buffered write, flushed once, with Nagle's delay turned off.
+    wbufsize = -1
+    disable_nagle_algorithm = True
+
+    def handle_one_request(self) -> None:
+        tracker: IdleTracker = self.server.idle  # type: ignore[attr-defined]
+        if not tracker.enter(self.connection):
+            self.close_connection = True
+            return
+        try:
+            self.connection.settimeout(
+                self.server.keep_alive_timeout or None)  # type: ignore[attr-defined]
+            self.raw_requestline = self.rfile.readline(65537)
+        except (OSError, ValueError):
+            self.raw_requestline = b""
+        finally:
+            tracker.leave(self.connection)
+        if not self.raw_requestline:
+            self.close_connection = True
+            return
+        self.connection.settimeout(IO_TIMEOUT)
+        if len(self.raw_requestline) > 65536:
+            self.send_error(414)
+            self.close_connection = True
+            return
+        if self.parse_request():
+            self.run_wsgi()
+
+    def run_wsgi(self) -> None:
+        if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.wfile.flush()
+        self.environ = environ = self.make_environ()
+        body: _BodyReader | None = None
+        if "wsgi.input_terminated" not in environ:  # not chunked: bounded by Content-Length
+            try:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = -1
+            if length < 0:
+                self.send_error(400, "Bad Content-Length")
+                self.close_connection = True
+                return
+            body = _BodyReader(self.rfile, length)
+            environ["wsgi.input"] = body
+            environ["wsgi.input_terminated"] = True
+        elif not isinstance(environ["wsgi.input"], DechunkedInput):  # pragma: no cover
+            self.close_connection = True
+        if not self.server.keep_alive_timeout:  # type: ignore[attr-defined]
+            self.close_connection = True
+        if body is None:
+            self.close_connection = True  # a chunked body cannot be drained safely here
+        response = _Response(self, body)
+        try:
+            chunks = self.server.app(environ, response.start)
+            try:
+                response.send_all(chunks)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+        except (TimeoutError, ConnectionError) as exc:
+            self.close_connection = True
+            self.connection_dropped(exc, environ)
+            return
+        except Exception:
+            self.close_connection = True
+            log.exception("error while serving %s %s", self.command, self.path)
+            if response.headers_sent is None:
+                with contextlib.suppress(OSError):
+                    self.send_error(500)
+            return
+        if not response.reusable or (body is not None and not body.drain()):
+            self.close_connection = True
+
+
+class _Response:
+    """The WSGI ``start_response`` and the writing of one response."""
+
+    def __init__(self, handler: KeepAliveRequestHandler, body: _BodyReader | None) -> None:
+        self._handler = handler
+        self._body = body
+        self._status: str | None = None
+        self._headers: list[tuple[str, str]] = []
+        self.headers_sent: str | None = None
+        self._chunked = False
+        self.reusable = True
+
+    def start(self, status: str, headers: list[tuple[str, str]],
+              exc_info: Any = None) -> Any:
+        if exc_info is not None:
+            try:
+                if self.headers_sent is not None:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif self._status is not None:
+            raise AssertionError("start_response was already called")
+        self._status = status
+        self._headers = headers
+        return self.write
+
+    def send_all(self, chunks: Iterable[bytes]) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+        if self.headers_sent is None:
+            self.write(b"")
+        if self._chunked:
+            self._handler.wfile.write(b"0\r\n\r\n")
+        self._handler.wfile.flush()
+
+    def write(self, data: bytes) -> None:
+        handler = self._handler
+        if self.headers_sent is None:
+            self._send_headers()
+        if data:
+            if self._chunked:
+                handler.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
+            else:
+                handler.wfile.write(data)
+        handler.wfile.flush()
+
+    def _send_headers(self) -> None:
+        handler = self._handler
+        assert self._status is not None, "write() before start_response()"
+        code_text, _, reason = self._status.partition(" ")
+        code = int(code_text)
+        handler.send_response(code, reason)
+        names = set()
+        for name, value in self._headers:
+            lowered = name.lower()
+            names.add(lowered)
+            if lowered == "connection" and value.lower() == "close":
+                handler.close_connection = True
+            handler.send_header(name, value)
+        framed = ("content-length" in names or handler.command == "HEAD"
+                  or 100 <= code < 200 or code in (204, 304))
+        if not framed:
+            if handler.request_version >= "HTTP/1.1":
+                self._chunked = True
+                handler.send_header("Transfer-Encoding", "chunked")
+            else:
+                handler.close_connection = True  # the end of the body is the end of the data
+        if self._body is not None and not 0 <= self._body.remaining <= _MAX_DRAIN:
+            handler.close_connection = True  # answered without reading a large body
+        if handler.close_connection and "connection" not in names:
+            handler.send_header("Connection", "close")
+        handler.end_headers()
+        self.headers_sent = self._status
