@@ -31,6 +31,7 @@ from ._http_client_io import (
     feed,
     is_connect_failure,
     iter_raw,
+    pin_environment,
 )
 
 __all__ = [
@@ -150,6 +151,7 @@ class HttpCore:
 
     def _new_session(self, sockets: SocketRegistry) -> requests.Session:
         session = self._session_factory() if self._session_factory else requests.Session()
+        pin_environment(session, self.url)
         sockets.instrument(session)
         with self._lock:
             self._cookies.update(session.cookies)

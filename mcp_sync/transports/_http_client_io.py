@@ -38,11 +38,32 @@ __all__ = [
     "feed",
     "is_connect_failure",
     "iter_raw",
+    "pin_environment",
     "read_limited",
     "same_origin",
 ]
 
 READ_CHUNK = 64 * 1024
+
+
+def pin_environment(session: requests.Session, url: str) -> None:
+    """Apply what the environment says about ``url`` to ``session`` once, not per request.
+
+    With ``trust_env`` requests reads every environment variable (proxies, ``NO_PROXY``,
+    CA bundles) and looks for a netrc file on each request, which costs more than the
+    rest of an MCP call. The endpoint never changes, so the answer is read once here and
+    ``trust_env`` turned off; a session built with ``trust_env=False`` is left alone.
+    """
+    if not session.trust_env:
+        return
+    settings = session.merge_environment_settings(url, {}, None, None, None)
+    session.proxies = settings["proxies"]
+    session.verify = settings["verify"]
+    if settings["cert"] is not None:
+        session.cert = settings["cert"]
+    if session.auth is None:
+        session.auth = requests.utils.get_netrc_auth(url)
+    session.trust_env = False
 
 #: What can go wrong while reading a response body that is already under way (a read on
 #: a response closed under it raises ValueError).
