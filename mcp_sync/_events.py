@@ -9,6 +9,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from ._model import Model
 from .jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 __all__ = [
@@ -23,30 +24,30 @@ __all__ = [
 ]
 
 
-@attrs.frozen
-class Reply:
+@attrs.frozen(repr=False, eq=False)
+class Reply(Model):
     """The session answered the message itself; write ``message`` back."""
 
     message: Response | ErrorResponse
 
 
-@attrs.frozen
-class RequestReceived:
+@attrs.frozen(repr=False, eq=False)
+class RequestReceived(Model):
     """A request to hand to the application's handler."""
 
     request: Request
     progress_token: str | int | None
 
 
-@attrs.frozen
-class NotificationReceived:
+@attrs.frozen(repr=False, eq=False)
+class NotificationReceived(Model):
     """A notification for the application, in arrival order."""
 
     notification: Notification
 
 
-@attrs.frozen
-class ResponseReceived:
+@attrs.frozen(repr=False, eq=False)
+class ResponseReceived(Model):
     """The answer to a request we sent: ``result`` or ``error`` (an exception to raise)."""
 
     request_id: RequestId
@@ -55,16 +56,16 @@ class ResponseReceived:
     error: Exception | None = None
 
 
-@attrs.frozen
-class CancelRequested:
+@attrs.frozen(repr=False, eq=False)
+class CancelRequested(Model):
     """The peer cancelled a request we are serving; its response will be suppressed."""
 
     request_id: RequestId
     reason: str | None
 
 
-@attrs.frozen
-class ProgressReceived:
+@attrs.frozen(repr=False, eq=False)
+class ProgressReceived(Model):
     """Progress on a request we sent that asked for it."""
 
     request_id: RequestId
@@ -73,8 +74,8 @@ class ProgressReceived:
     message: str | None
 
 
-@attrs.frozen
-class Ignored:
+@attrs.frozen(repr=False, eq=False)
+class Ignored(Model):
     """Nothing to do; ``reason`` is for the debug log."""
 
     reason: str

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._model import Model
+
 _Meta = dict[str, Any] | None
 
 
@@ -27,24 +29,24 @@ LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
 # --- Shared building blocks ----------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class Annotations:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Annotations(Model):
     """Hints for the client about who a piece of data is for and how much it matters."""
     audience: list[Role] | None = None
     priority: float | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class Implementation:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Implementation(Model):
     """The name and version of a client or server program."""
     name: str
     version: str
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class TextResourceContents:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextResourceContents(Model):
     """The contents of a resource that can be represented as text."""
     uri: str
     text: str
@@ -52,8 +54,8 @@ class TextResourceContents:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class BlobResourceContents:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class BlobResourceContents(Model):
     """The contents of a binary resource, base64-encoded."""
     uri: str
     blob: str
@@ -64,8 +66,8 @@ class BlobResourceContents:
 ResourceContents = TextResourceContents | BlobResourceContents
 
 
-@attrs.frozen(kw_only=True)
-class TextContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextContent(Model):
     """A text item given to or produced by a model."""
     type: Literal["text"] = "text"
     text: str
@@ -73,8 +75,8 @@ class TextContent:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ImageContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ImageContent(Model):
     """An image (base64 data plus its MIME type) given to or produced by a model."""
     type: Literal["image"] = "image"
     data: str
@@ -83,8 +85,8 @@ class ImageContent:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class AudioContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AudioContent(Model):
     """An audio clip (base64 data plus its MIME type) given to or produced by a model."""
     type: Literal["audio"] = "audio"
     data: str
@@ -93,8 +95,8 @@ class AudioContent:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class EmbeddedResource:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EmbeddedResource(Model):
     """A resource's contents placed inline in a prompt or a tool result."""
     type: Literal["resource"] = "resource"
     resource: ResourceContents
@@ -102,8 +104,8 @@ class EmbeddedResource:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class UnknownContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UnknownContent(Model):
     """A content item of a type unknown to this revision; its other members are in ``extra``."""
     type: str
     extra: Mapping[str, Any] = attrs.field(factory=dict)
@@ -116,15 +118,15 @@ SamplingContent = TextContent | ImageContent | AudioContent
 # --- Capabilities ------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class RootsCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RootsCapability(Model):
     """The client can list its roots."""
     list_changed: bool | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ClientCapabilities:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ClientCapabilities(Model):
     """What a client supports; unknown capabilities are kept in ``extra``."""
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
@@ -132,30 +134,30 @@ class ClientCapabilities:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PromptsCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptsCapability(Model):
     """The server offers prompts."""
     list_changed: bool | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ResourcesCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourcesCapability(Model):
     """The server offers resources, optionally with subscriptions and list updates."""
     subscribe: bool | None = None
     list_changed: bool | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ToolsCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolsCapability(Model):
     """The server offers tools."""
     list_changed: bool | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ServerCapabilities:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ServerCapabilities(Model):
     """What a server supports; unknown capabilities are kept in ``extra``."""
     experimental: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None

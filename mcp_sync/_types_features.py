@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._model import Model
 from ._types_common import (
     Annotations,
     Content,
@@ -20,8 +21,8 @@ from ._types_common import (
 # --- Server features: tools, resources, prompts, completion --------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class ToolAnnotations:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolAnnotations(Model):
     """Untrusted hints about a tool's behaviour; an absent hint takes the spec's default."""
     title: str | None = None
     read_only_hint: bool | None = None
@@ -53,8 +54,8 @@ class ToolAnnotations:
         return True if self.open_world_hint is None else self.open_world_hint
 
 
-@attrs.frozen(kw_only=True)
-class Tool:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Tool(Model):
     """A tool the server lets the client call; ``input_schema`` is a JSON Schema object."""
     name: str
     input_schema: dict[str, Any]
@@ -63,8 +64,8 @@ class Tool:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class Resource:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Resource(Model):
     """A resource the server can read (``size`` is the raw byte count, if known)."""
     uri: str
     name: str
@@ -76,8 +77,8 @@ class Resource:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ResourceTemplate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceTemplate(Model):
     """An RFC 6570 URI template describing a family of readable resources."""
     uri_template: str
     name: str
@@ -87,8 +88,8 @@ class ResourceTemplate:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PromptArgument:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptArgument(Model):
     """One argument a prompt template accepts."""
     name: str
     description: str | None = None
@@ -96,8 +97,8 @@ class PromptArgument:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class Prompt:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Prompt(Model):
     """A prompt or prompt template offered by the server."""
     name: str
     description: str | None = None
@@ -105,24 +106,24 @@ class Prompt:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PromptMessage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptMessage(Model):
     """One message of a prompt; unlike sampling it may embed resources."""
     role: Role
     content: Content
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PromptReference:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptReference(Model):
     """Points at a prompt by name (for completion)."""
     type: Literal["ref/prompt"] = "ref/prompt"
     name: str
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ResourceReference:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceReference(Model):
     """Points at a resource or resource template by URI (for completion)."""
     type: Literal["ref/resource"] = "ref/resource"
     uri: str
@@ -132,16 +133,16 @@ class ResourceReference:
 Reference = PromptReference | ResourceReference
 
 
-@attrs.frozen(kw_only=True)
-class CompletionArgument:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CompletionArgument(Model):
     """The argument being completed and what the user has typed so far."""
     name: str
     value: str
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class Completion:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Completion(Model):
     """Completion suggestions (at most 100) and whether more exist."""
     values: list[str]
     total: int | None = None
@@ -152,23 +153,23 @@ class Completion:
 # --- Client features: sampling and roots --------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class SamplingMessage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SamplingMessage(Model):
     """A message sent to or produced by a model during sampling (no embedded resources)."""
     role: Role
     content: SamplingContent
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ModelHint:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelHint(Model):
     """A model name fragment the client should try to match, in order of preference."""
     name: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ModelPreferences:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelPreferences(Model):
     """Advisory preferences for picking a model; priorities range from 0 to 1."""
     hints: list[ModelHint] | None = None
     cost_priority: float | None = None
@@ -177,8 +178,8 @@ class ModelPreferences:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class Root:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Root(Model):
     """A directory or file (a ``file://`` URI) the server may work within."""
     uri: str
     name: str | None = None
@@ -188,8 +189,8 @@ class Root:
 # --- Results -------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class EmptyResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EmptyResult(Model):
     """A result with no content of its own (``ping``, subscriptions, ``logging/setLevel``)."""
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
@@ -198,8 +199,8 @@ class EmptyResult:
 Result = EmptyResult
 
 
-@attrs.frozen(kw_only=True)
-class InitializeResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class InitializeResult(Model):
     """The server's answer to ``initialize``: chosen version, capabilities and identity."""
     protocol_version: str
     capabilities: ServerCapabilities
@@ -209,8 +210,8 @@ class InitializeResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListResourcesResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListResourcesResult(Model):
     """One page of the server's resources."""
     resources: list[Resource]
     next_cursor: str | None = None
@@ -218,8 +219,8 @@ class ListResourcesResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListResourceTemplatesResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListResourceTemplatesResult(Model):
     """One page of the server's resource templates."""
     resource_templates: list[ResourceTemplate]
     next_cursor: str | None = None
@@ -227,16 +228,16 @@ class ListResourceTemplatesResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ReadResourceResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReadResourceResult(Model):
     """The contents read from a resource (possibly several sub-resources)."""
     contents: list[ResourceContents]
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListPromptsResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListPromptsResult(Model):
     """One page of the server's prompts."""
     prompts: list[Prompt]
     next_cursor: str | None = None
@@ -244,8 +245,8 @@ class ListPromptsResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class GetPromptResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class GetPromptResult(Model):
     """A rendered prompt: its messages and an optional description."""
     messages: list[PromptMessage]
     description: str | None = None
@@ -253,8 +254,8 @@ class GetPromptResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListToolsResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListToolsResult(Model):
     """One page of the server's tools."""
     tools: list[Tool]
     next_cursor: str | None = None
@@ -262,8 +263,8 @@ class ListToolsResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CallToolResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CallToolResult(Model):
     """A tool's output; tool failures are reported here with ``is_error`` set."""
     content: list[Content]
     is_error: bool | None = None
@@ -271,16 +272,16 @@ class CallToolResult:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CompleteResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CompleteResult(Model):
     """The server's completion suggestions."""
     completion: Completion
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CreateMessageResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CreateMessageResult(Model):
     """The message a model produced for a sampling request, and which model made it."""
     role: Role
     content: SamplingContent
@@ -295,8 +296,8 @@ class CreateMessageResult:
         return self.content.text if isinstance(self.content, TextContent) else None
 
 
-@attrs.frozen(kw_only=True)
-class ListRootsResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListRootsResult(Model):
     """The client's current roots."""
     roots: list[Root]
     meta: _Meta = None

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ._model import Model
 from ._types_common import (
     ClientCapabilities,
     Implementation,
@@ -41,23 +42,23 @@ ProgressToken = str | int
 # --- Request parameters --------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class _MetadataOnly:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _MetadataOnly(Model):
     """Parameters that carry nothing but metadata."""
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class _Paginated:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _Paginated(Model):
     """Parameters of a paginated list request."""
     cursor: str | None = None
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class InitializeRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class InitializeRequestParams(Model):
     """Parameters of ``initialize``: the client's newest version, capabilities and identity."""
     protocol_version: str
     capabilities: ClientCapabilities
@@ -66,52 +67,52 @@ class InitializeRequestParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class PingRequestParams(_MetadataOnly):
     """Parameters of ``ping`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesRequestParams(_Paginated):
     """Parameters of ``resources/list``: where the previous page ended."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesRequestParams(_Paginated):
     """Parameters of ``resources/templates/list``: where the previous page ended."""
 
 
-@attrs.frozen(kw_only=True)
-class ReadResourceRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReadResourceRequestParams(Model):
     """Parameters of ``resources/read``: the URI to read."""
     uri: str
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class SubscribeRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SubscribeRequestParams(Model):
     """Parameters of ``resources/subscribe``: the URI to watch."""
     uri: str
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class UnsubscribeRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UnsubscribeRequestParams(Model):
     """Parameters of ``resources/unsubscribe``: the URI to stop watching."""
     uri: str
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsRequestParams(_Paginated):
     """Parameters of ``prompts/list``: where the previous page ended."""
 
 
-@attrs.frozen(kw_only=True)
-class GetPromptRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class GetPromptRequestParams(Model):
     """Parameters of ``prompts/get``: the prompt name and string arguments for its template."""
     name: str
     arguments: dict[str, str] | None = None
@@ -119,13 +120,13 @@ class GetPromptRequestParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListToolsRequestParams(_Paginated):
     """Parameters of ``tools/list``: where the previous page ended."""
 
 
-@attrs.frozen(kw_only=True)
-class CallToolRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CallToolRequestParams(Model):
     """Parameters of ``tools/call``: the tool name and its arguments."""
     name: str
     arguments: dict[str, Any] | None = None
@@ -133,16 +134,16 @@ class CallToolRequestParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class SetLevelRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SetLevelRequestParams(Model):
     """Parameters of ``logging/setLevel``: the least severe level to receive."""
     level: LoggingLevel
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CompleteRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CompleteRequestParams(Model):
     """Parameters of ``completion/complete``: what is completed and the partial value."""
     ref: Reference
     argument: CompletionArgument
@@ -150,8 +151,8 @@ class CompleteRequestParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CreateMessageRequestParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CreateMessageRequestParams(Model):
     """Parameters of ``sampling/createMessage``: the conversation and sampling options."""
     messages: list[SamplingMessage]
     max_tokens: int
@@ -165,7 +166,7 @@ class CreateMessageRequestParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListRootsRequestParams(_MetadataOnly):
     """Parameters of ``roots/list`` (only metadata)."""
 
@@ -173,120 +174,120 @@ class ListRootsRequestParams(_MetadataOnly):
 # --- Requests ------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class InitializeRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class InitializeRequest(Model):
     """The client's first request, opening the session."""
     method: Literal["initialize"] = "initialize"
     params: InitializeRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PingRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PingRequest(Model):
     """A liveness check either side may send; the answer is an empty result."""
     method: Literal["ping"] = "ping"
     params: PingRequestParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListResourcesRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListResourcesRequest(Model):
     """Asks the server for (a page of) its resources."""
     method: Literal["resources/list"] = "resources/list"
     params: ListResourcesRequestParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListResourceTemplatesRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListResourceTemplatesRequest(Model):
     """Asks the server for (a page of) its resource templates."""
     method: Literal["resources/templates/list"] = "resources/templates/list"
     params: ListResourceTemplatesRequestParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ReadResourceRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ReadResourceRequest(Model):
     """Asks the server for the contents of a resource."""
     method: Literal["resources/read"] = "resources/read"
     params: ReadResourceRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class SubscribeRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SubscribeRequest(Model):
     """Asks the server to announce changes to a resource."""
     method: Literal["resources/subscribe"] = "resources/subscribe"
     params: SubscribeRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class UnsubscribeRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UnsubscribeRequest(Model):
     """Withdraws an earlier subscription to a resource."""
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
     params: UnsubscribeRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListPromptsRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListPromptsRequest(Model):
     """Asks the server for (a page of) its prompts."""
     method: Literal["prompts/list"] = "prompts/list"
     params: ListPromptsRequestParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class GetPromptRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class GetPromptRequest(Model):
     """Asks the server to render a prompt."""
     method: Literal["prompts/get"] = "prompts/get"
     params: GetPromptRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListToolsRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListToolsRequest(Model):
     """Asks the server for (a page of) its tools."""
     method: Literal["tools/list"] = "tools/list"
     params: ListToolsRequestParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CallToolRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CallToolRequest(Model):
     """Asks the server to run a tool."""
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class SetLevelRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SetLevelRequest(Model):
     """Sets the least severe log level the client wants to receive."""
     method: Literal["logging/setLevel"] = "logging/setLevel"
     params: SetLevelRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CompleteRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CompleteRequest(Model):
     """Asks the server for completions of a prompt or resource-template argument."""
     method: Literal["completion/complete"] = "completion/complete"
     params: CompleteRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CreateMessageRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CreateMessageRequest(Model):
     """The server asks the client to sample a model (the user stays in control)."""
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: CreateMessageRequestParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ListRootsRequest:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListRootsRequest(Model):
     """The server asks the client for its roots."""
     method: Literal["roots/list"] = "roots/list"
     params: ListRootsRequestParams | None = None
@@ -296,8 +297,8 @@ class ListRootsRequest:
 # --- Notifications -------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class CancelledNotificationParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CancelledNotificationParams(Model):
     """Parameters of ``notifications/cancelled``: the request given up on, and why."""
     request_id: RequestId
     reason: str | None = None
@@ -305,13 +306,13 @@ class CancelledNotificationParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InitializedNotificationParams(_MetadataOnly):
     """Parameters of ``notifications/initialized`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
-class ProgressNotificationParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProgressNotificationParams(Model):
     """Parameters of ``notifications/progress``: token, progress so far, total, message."""
     progress_token: ProgressToken
     progress: float
@@ -321,36 +322,36 @@ class ProgressNotificationParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class RootsListChangedNotificationParams(_MetadataOnly):
     """Parameters of ``notifications/roots/list_changed`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ResourceListChangedNotificationParams(_MetadataOnly):
     """Parameters of ``notifications/resources/list_changed`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
-class ResourceUpdatedNotificationParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceUpdatedNotificationParams(Model):
     """Parameters of ``notifications/resources/updated``: the URI that changed."""
     uri: str
     meta: _Meta = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class PromptListChangedNotificationParams(_MetadataOnly):
     """Parameters of ``notifications/prompts/list_changed`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolListChangedNotificationParams(_MetadataOnly):
     """Parameters of ``notifications/tools/list_changed`` (only metadata)."""
 
 
-@attrs.frozen(kw_only=True)
-class LoggingMessageNotificationParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LoggingMessageNotificationParams(Model):
     """Parameters of ``notifications/message``: severity, logger name and any JSON data."""
     level: LoggingLevel
     data: Any
@@ -359,40 +360,40 @@ class LoggingMessageNotificationParams:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class CancelledNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CancelledNotification(Model):
     """Either side gives up on a request it sent; the answer, if any, will be ignored."""
     method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: CancelledNotificationParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class InitializedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class InitializedNotification(Model):
     """The client confirms that initialization is complete."""
     method: Literal["notifications/initialized"] = "notifications/initialized"
     params: InitializedNotificationParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ProgressNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ProgressNotification(Model):
     """Reports progress on a long-running request that asked for it."""
     method: Literal["notifications/progress"] = "notifications/progress"
     params: ProgressNotificationParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class RootsListChangedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RootsListChangedNotification(Model):
     """The client's set of roots has changed."""
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
     params: RootsListChangedNotificationParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ResourceListChangedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceListChangedNotification(Model):
     """The server's list of resources has changed."""
     method: Literal["notifications/resources/list_changed"] = (
         "notifications/resources/list_changed"
@@ -401,16 +402,16 @@ class ResourceListChangedNotification:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ResourceUpdatedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceUpdatedNotification(Model):
     """A subscribed resource (or one below it) has changed."""
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
     params: ResourceUpdatedNotificationParams
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class PromptListChangedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptListChangedNotification(Model):
     """The server's list of prompts has changed."""
     method: Literal["notifications/prompts/list_changed"] = (
         "notifications/prompts/list_changed"
@@ -419,16 +420,16 @@ class PromptListChangedNotification:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class ToolListChangedNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolListChangedNotification(Model):
     """The server's list of tools has changed."""
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
     params: ToolListChangedNotificationParams | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
-class LoggingMessageNotification:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LoggingMessageNotification(Model):
     """A log record sent from the server to the client."""
     method: Literal["notifications/message"] = "notifications/message"
     params: LoggingMessageNotificationParams

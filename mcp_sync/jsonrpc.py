@@ -19,6 +19,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 import attrs
 
+from ._model import Model
 from .errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 __all__ = [
@@ -46,8 +47,8 @@ def is_request_id(value: object) -> TypeGuard[str | int]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-@attrs.frozen
-class Request:
+@attrs.frozen(repr=False, eq=False)
+class Request(Model):
     """A call that expects exactly one :class:`Response` or :class:`ErrorResponse`."""
 
     id: RequestId
@@ -55,24 +56,24 @@ class Request:
     params: dict[str, Any] | None = None
 
 
-@attrs.frozen
-class Notification:
+@attrs.frozen(repr=False, eq=False)
+class Notification(Model):
     """A one-way message: it has no id and is never answered."""
 
     method: str
     params: dict[str, Any] | None = None
 
 
-@attrs.frozen
-class Response:
+@attrs.frozen(repr=False, eq=False)
+class Response(Model):
     """The successful answer to the request with the same id."""
 
     id: RequestId
     result: dict[str, Any]
 
 
-@attrs.frozen
-class ErrorResponse:
+@attrs.frozen(repr=False, eq=False)
+class ErrorResponse(Model):
     """The failed answer to a request; ``id`` is None only when the request's id was unreadable."""
 
     id: RequestId | None
@@ -86,8 +87,8 @@ class ErrorResponse:
 Message: TypeAlias = "Request | Notification | Response | ErrorResponse"
 
 
-@attrs.frozen
-class Invalid:
+@attrs.frozen(repr=False, eq=False)
+class Invalid(Model):
     """A frame, or one element of a batch, that is not a valid message.
 
     ``reply`` says whether an error response should go back: it does for anything that
@@ -103,8 +104,8 @@ class Invalid:
         return ErrorResponse(self.id, self.error)
 
 
-@attrs.frozen
-class Batch:
+@attrs.frozen(repr=False, eq=False)
+class Batch(Model):
     """A JSON array of messages received in one frame."""
 
     items: tuple[Message | Invalid, ...]
