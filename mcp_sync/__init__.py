@@ -4,11 +4,12 @@ A blocking, thread-based MCP client and server over stdio (and, soon, Streamable
 for programs that do not run an event loop.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import content as content
 from . import errors as errors
 from . import types as types
 from ._version import __version__ as __version__
-from .client import Client as Client
 from .content import Audio as Audio
 from .content import Image as Image
 from .context import Context as Context
@@ -48,6 +49,19 @@ from .errors import (
 from .server import McpLogHandler as McpLogHandler
 from .server import Server as Server
 from .server import ServerConnection as ServerConnection
+
+if TYPE_CHECKING:
+    from .client import Client as Client
+
+
+def __getattr__(name: str) -> Any:
+    # The client is imported on first use, so that a server process does not pay for it
+    # at start-up (a client waits for that start-up when it connects).
+    if name == "Client":
+        from .client import Client
+
+        return Client
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Audio",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-from pathlib import Path
+import os
 from typing import ClassVar, TypeVar
 
 import attrs
@@ -79,11 +79,11 @@ def _resolve_type(data: bytes, mime_type: str | None, kind: str) -> str:
     return found
 
 
-def _file_type(path: Path, mime_type: str | None, kind: str) -> str | None:
+def _file_type(path: str, mime_type: str | None, kind: str) -> str | None:
     if mime_type is not None:
         return mime_type
     # A name that says nothing useful (".bin") leaves the bytes to decide.
-    guessed, _ = mimetypes.guess_type(path.name)
+    guessed, _ = mimetypes.guess_type(os.path.basename(path))
     return guessed if guessed is not None and guessed.startswith(f"{kind}/") else None
 
 
@@ -105,7 +105,7 @@ class _Media:
         self.__attrs_init__(data, _resolve_type(data, mime_type, self._kind), annotations)
 
     @classmethod
-    def from_file(cls: type[_MediaT], path: str | Path,
+    def from_file(cls: type[_MediaT], path: str | os.PathLike[str],
                   mime_type: str | None = None) -> _MediaT:
         """Read a file; its type comes from ``mime_type``, the file name or the bytes.
 
@@ -113,8 +113,10 @@ class _Media:
             OSError: the file cannot be read.
             ValueError: the type cannot be told.
         """
-        path = Path(path)
-        return cls(path.read_bytes(), _file_type(path, mime_type, cls._kind))
+        name = os.fspath(path)
+        with open(name, "rb") as file:
+            data = file.read()
+        return cls(data, _file_type(name, mime_type, cls._kind))
 
     def _base64(self) -> str:
         return base64.b64encode(self.data).decode("ascii")
