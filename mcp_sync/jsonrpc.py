@@ -127,6 +127,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def decode(frame: bytes | str) -> Incoming:
     """Parse one frame into messages.
 
@@ -137,7 +140,7 @@ def decode(frame: bytes | str) -> Incoming:
     try:
         if isinstance(frame, bytes):
             frame = frame.decode("utf-8")
-        value = json.loads(frame, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = _decoder.decode(frame)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Invalid(None, ParseError(f"Parse error: {_short(exc)}"))
     if isinstance(value, list):
