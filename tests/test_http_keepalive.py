@@ -188,3 +188,26 @@ def _read_until_closed(sock: socket.socket) -> bytes:
         if not chunk:
             return received
         received += chunk
+
+
+@pytest.mark.parametrize("served", [{"max_threads": 1, "keep_alive_timeout": 600}],
+                         indirect=True)
+def test_idle_connections_give_up_a_bounded_pool_to_waiting_ones(
+        served: HttpServerHandle) -> None:
+    """With one thread, a second client is served although the first stays connected.
+
+    Without shedding, the second request would wait the first connection's whole
+    600 s keep-alive and the test would hit its timeout.
+    """
+    first = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    second = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    try:
+        response = _post(first, INITIALIZE)
+        response.read()
+        assert response.status == 200
+        response = _post(second, INITIALIZE)
+        assert response.status == 200
+        assert "result" in _answer(response)
+    finally:
+        first.close()
+        second.close()

@@ -55,6 +55,18 @@ class IdleTracker:
         with self._lock:
             self._idle.discard(connection)
 
+    def shed(self) -> None:
+        """End the idle connections' waits, so that their threads serve waiting ones.
+
+        Only the reading side is shut: a request that arrived just as this ran is still
+        read from what was buffered and answered, and its connection then closed.
+        """
+        with self._lock:
+            idle = list(self._idle)
+        for connection in idle:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RD)
+
     def close_idle(self) -> None:
         """Shut down every idle connection and refuse to let busy ones go idle again."""
         with self._lock:
@@ -117,8 +129,9 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
     """Serves a WSGI application over HTTP/1.1, reusing each connection when it can.
 
     The server it runs under provides ``keep_alive_timeout`` (seconds an idle connection
-    waits for its next request; 0 turns keep-alive off) and ``idle`` (an
-    :class:`IdleTracker`).
+    waits for its next request; 0 turns keep-alive off), ``idle`` (an
+    :class:`IdleTracker`) and ``crowded()`` (true when connections wait for a thread, so
+    that a finished one should close rather than keep its thread idle).
     """
 
     # HTTP/1.1 lets a response without a length go out in chunks, which streaming needs.
@@ -130,7 +143,8 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
 
     def handle_one_request(self) -> None:
         tracker: IdleTracker = self.server.idle  # type: ignore[attr-defined]
-        if not tracker.enter(self.connection):
+        if self.server.crowded() or not tracker.enter(  # type: ignore[attr-defined]
+                self.connection):  # others wait for this thread, or the server is closing
             self.close_connection = True
             return
         try:

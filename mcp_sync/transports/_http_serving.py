@@ -47,15 +47,26 @@ class _WsgiServer(BaseWSGIServer):
         self.keep_alive_timeout = keep_alive_timeout
         self.idle = IdleTracker()
         self.threads = ThreadGroup("http-server")
+        self._max_threads = max_threads
         self._pool = (WorkerPool(self.threads, "request", max_threads)
                       if max_threads is not None else None)
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Condition()
         super().__init__(host, port, app, handler=_RequestHandler, fd=fd)
 
+    def crowded(self) -> bool:
+        """Whether accepted connections are waiting for a thread of the bounded pool."""
+        if self._max_threads is None:
+            return False
+        with self._open_lock:
+            return len(self._open) > self._max_threads
+
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._open_lock:
             self._open.add(request)
+            crowded = self._max_threads is not None and len(self._open) > self._max_threads
+        if crowded:
+            self.idle.shed()  # idle keep-alive connections give their threads up
         if self._pool is not None:
             self._pool.submit(self._process, request, client_address)
         else:
