@@ -21,11 +21,19 @@ from typing import Any
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.serving import DechunkedInput, WSGIRequestHandler
 
-__all__ = ["DEFAULT_KEEP_ALIVE_TIMEOUT", "IO_TIMEOUT", "IdleTracker", "KeepAliveRequestHandler"]
+__all__ = [
+    "DEFAULT_KEEP_ALIVE_TIMEOUT",
+    "IO_TIMEOUT",
+    "POOLED_KEEP_ALIVE_TIMEOUT",
+    "IdleTracker",
+    "KeepAliveRequestHandler",
+]
 
 log = logging.getLogger("mcp_sync.http.server")
 
 DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
+#: The default with ``max_threads``, where an idle connection keeps a thread of the pool.
+POOLED_KEEP_ALIVE_TIMEOUT = 1.0
 # How long one read or write of a request in progress may stall: a client that sends
 # part of a body and then nothing, or stops reading its stream, frees its thread after
 # this. Waiting for the application has no limit here.
@@ -54,18 +62,6 @@ class IdleTracker:
     def leave(self, connection: socket.socket) -> None:
         with self._lock:
             self._idle.discard(connection)
-
-    def shed(self) -> None:
-        """End the idle connections' waits, so that their threads serve waiting ones.
-
-        Only the reading side is shut: a request that arrived just as this ran is still
-        read from what was buffered and answered, and its connection then closed.
-        """
-        with self._lock:
-            idle = list(self._idle)
-        for connection in idle:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RD)
 
     def close_idle(self) -> None:
         """Shut down every idle connection and refuse to let busy ones go idle again."""
@@ -130,8 +126,12 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
 
     The server it runs under provides ``keep_alive_timeout`` (seconds an idle connection
     waits for its next request; 0 turns keep-alive off), ``idle`` (an
-    :class:`IdleTracker`) and ``crowded()`` (true when connections wait for a thread, so
-    that a finished one should close rather than keep its thread idle).
+    :class:`IdleTracker`) and ``crowded()`` (true when connections wait for a thread:
+    a response then closes its connection, saying so, to give its thread up).
+
+    A connection is only ever closed at the end of a response that says so, or while it
+    waits for a request; never under a request the client may be sending, which it
+    could not know to send again.
     """
 
     # HTTP/1.1 lets a response without a length go out in chunks, which streaming needs.
@@ -143,8 +143,7 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
 
     def handle_one_request(self) -> None:
         tracker: IdleTracker = self.server.idle  # type: ignore[attr-defined]
-        if self.server.crowded() or not tracker.enter(  # type: ignore[attr-defined]
-                self.connection):  # others wait for this thread, or the server is closing
+        if not tracker.enter(self.connection):  # the server is closing
             self.close_connection = True
             return
         try:
@@ -283,6 +282,8 @@ class _Response:
                 handler.close_connection = True  # the end of the body is the end of the data
         if self._body is not None and not 0 <= self._body.remaining <= _MAX_DRAIN:
             handler.close_connection = True  # answered without reading a large body
+        if handler.server.crowded():  # type: ignore[attr-defined]
+            handler.close_connection = True
         if handler.close_connection and "connection" not in names:
             handler.send_header("Connection", "close")
         handler.end_headers()

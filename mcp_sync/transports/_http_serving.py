@@ -22,7 +22,12 @@ from werkzeug.serving import BaseWSGIServer
 from .._threads import ThreadGroup, WorkerPool
 from ._http_app import StreamableHttpApp
 from ._http_checks import LOOPBACK_HOSTS
-from ._http_keepalive import DEFAULT_KEEP_ALIVE_TIMEOUT, IdleTracker, KeepAliveRequestHandler
+from ._http_keepalive import (
+    DEFAULT_KEEP_ALIVE_TIMEOUT,
+    POOLED_KEEP_ALIVE_TIMEOUT,
+    IdleTracker,
+    KeepAliveRequestHandler,
+)
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -64,9 +69,6 @@ class _WsgiServer(BaseWSGIServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._open_lock:
             self._open.add(request)
-            crowded = self._max_threads is not None and len(self._open) > self._max_threads
-        if crowded:
-            self.idle.shed()  # idle keep-alive connections give their threads up
         if self._pool is not None:
             self._pool.submit(self._process, request, client_address)
         else:
@@ -174,12 +176,16 @@ class HttpServerHandle:
 
 def start_server(server: Server, host: str, port: int, *, path: str, background: bool,
                  max_threads: int | None = None,
-                 keep_alive_timeout: float = DEFAULT_KEEP_ALIVE_TIMEOUT,
+                 keep_alive_timeout: float | None = None,
                  wrap: Callable[[StreamableHttpApp], Any] | None = None,
                  **options: Any) -> HttpServerHandle:
     """Build the application and a listening server for it (see ``serve_http``)."""
     if max_threads is not None and max_threads < 1:
         raise ValueError("max_threads must be at least 1")
+    if keep_alive_timeout is None:
+        # In a bounded pool an idle connection holds a thread others may be waiting for.
+        keep_alive_timeout = (DEFAULT_KEEP_ALIVE_TIMEOUT if max_threads is None
+                              else POOLED_KEEP_ALIVE_TIMEOUT)
     if keep_alive_timeout < 0:
         raise ValueError("keep_alive_timeout must not be negative")
     if host in _LOOPBACK:

@@ -118,7 +118,8 @@ def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *,
         **options: ``max_threads`` (None: a thread per connection; a number: a pool of
             that many, with further connections waiting), ``keep_alive_timeout``
             (seconds an idle HTTP/1.1 connection is kept open for its next request, 5 by
-            default; 0 closes every connection after its response), ``wrap`` (a function given the
+            default or 1 with ``max_threads``; 0 closes every connection after its
+            response), ``wrap`` (a function given the
             MCP application and returning the WSGI application to serve, to add routes
             or middleware), and every option of :func:`make_wsgi_app`. On a loopback
             address ``allowed_hosts`` defaults to ``LOOPBACK_HOSTS``; ``max_get_streams``
