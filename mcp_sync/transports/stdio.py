@@ -23,6 +23,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 from .._threads import ThreadGroup
 from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest
 from ..jsonrpc import Incoming, Invalid, Message, RequestId, decode, encode
@@ -35,6 +40,7 @@ stderr_log = logging.getLogger("mcp_sync.stdio.stderr")
 
 _CHUNK = 256 * 1024
 _HAS_READV = hasattr(os, "readv")  # not on Windows
+_PIPE_SIZE = 1024 * 1024
 #: How long a server's close waits for a write under way to finish.
 _CLOSE_WRITE_WAIT = 5.0
 
@@ -158,6 +164,16 @@ def _frame(line: bytes | _Oversized | None, max_size: int) -> Incoming | None:
     return decode(line)
 
 
+def _widen_pipe(fd: int) -> None:
+    """Let a pipe hold up to 1 MiB (Linux): a large message then crosses in a few writes
+    and reads instead of one pair per 64 KiB, each a switch between the two processes."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is None:
+        return
+    with contextlib.suppress(OSError):  # capped lower by the system; the default then
+        fcntl.fcntl(fd, set_size, _PIPE_SIZE)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -217,6 +233,8 @@ class StdioClientTransport(Transport):
         assert self.process.stdin is not None and self.process.stdout is not None
         self._stdin = self.process.stdin
         self._stdout = self.process.stdout
+        for pipe in (self._stdin, self._stdout):
+            _widen_pipe(pipe.fileno())
         self._close_timeout = close_timeout
         self._max_message_size = max_message_size
         self._reader = LineReader(self._stdout.fileno(), max_message_size)
