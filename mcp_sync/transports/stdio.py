@@ -85,7 +85,7 @@ class LineReader:
             end = self._buffer.find(b"\n", self._scanned)
             if end >= 0:
                 size = discarded + end - self._start
-                line = b"" if size > self._max_size else bytes(self._buffer[self._start:end])
+                line = b"" if size > self._max_size else self._take(end)
                 self._start = self._scanned = end + 1
                 self._compact()
                 if size > self._max_size:
@@ -112,6 +112,11 @@ class LineReader:
                     return _Oversized(discarded + len(rest))
                 return rest or None
             self._buffer += self._scratch_view[:count]
+
+    def _take(self, end: int) -> bytes:
+        # Through a view, so that a large line is copied once rather than twice.
+        with memoryview(self._buffer) as view:
+            return bytes(view[self._start:end])
 
     def _compact(self) -> None:
         if self._start > _CHUNK and self._start * 2 > len(self._buffer):
