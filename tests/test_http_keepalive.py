@@ -211,3 +211,18 @@ def test_bounded_pool_serves_a_second_client_while_the_first_stays_connected(
         first.close()
         second.close()
 
+
+
+def test_head_gets_headers_only_and_the_connection_stays_usable(
+        served: HttpServerHandle) -> None:
+    conn = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    try:
+        conn.request("HEAD", "/mcp")
+        response = conn.getresponse()
+        assert response.read() == b""
+        assert response.status == 405  # the endpoint serves GET, POST and DELETE
+        response = _post(conn, INITIALIZE)
+        assert response.status == 200
+        assert "result" in _answer(response)
+    finally:
+        conn.close()

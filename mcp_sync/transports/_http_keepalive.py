@@ -252,7 +252,7 @@ class _Response:
         handler = self._handler
         if self.headers_sent is None:
             self._send_headers()
-        if data:
+        if data and handler.command != "HEAD":  # a HEAD answer has headers only
             if self._chunked:
                 handler.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
             else:
