@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import selectors
 import socket
 import sys
 import threading
@@ -57,7 +58,53 @@ class _WsgiServer(BaseWSGIServer):
                       if max_threads is not None else None)
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Condition()
+        self._stopped_accepting = threading.Event()
+        self._stopped_accepting.set()
         super().__init__(host, port, app, handler=_RequestHandler, fd=fd)
+        # The accept loop sleeps in select() until a connection or a stop arrives; it
+        # never wakes up just to look at a flag. (Made after werkzeug's __init__, which
+        # calls server_close.)
+        self._wake_r, self._wake_w = socket.socketpair()
+
+    def serve_forever(self, poll_interval: float = 0.0) -> None:
+        """Accept connections until :meth:`shutdown`, from another thread, or Ctrl+C."""
+        self._stopped_accepting.clear()
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.socket, selectors.EVENT_READ)
+                selector.register(self._wake_r, selectors.EVENT_READ)
+                while True:
+                    ready = {key.fileobj for key, _ in selector.select()}
+                    if self._wake_r in ready:
+                        return
+                    self._accept()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._stopped_accepting.set()
+
+    def _accept(self) -> None:
+        try:
+            request, client_address = self.get_request()
+        except OSError:
+            return  # the client gave up before we accepted; or we are closing
+        try:
+            self.process_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+            self.shutdown_request(request)
+
+    def shutdown(self) -> None:
+        """Stop the accept loop and wait until it has returned."""
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"x")
+        self._stopped_accepting.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        for wake in (getattr(self, "_wake_r", None), getattr(self, "_wake_w", None)):
+            if wake is not None:
+                wake.close()
 
     def crowded(self) -> bool:
         """Whether accepted connections are waiting for a thread of the bounded pool."""
@@ -139,7 +186,7 @@ class HttpServerHandle:
         """Serve on a background thread."""
         with self._lock:
             self._serving = True
-        self._threads.start("accept", self._server.serve_forever, 0.05)
+        self._threads.start("accept", self._server.serve_forever)
 
     def serve_forever(self) -> None:
         """Serve in the calling thread until :meth:`close` (from another thread) or Ctrl+C."""
@@ -147,7 +194,7 @@ class HttpServerHandle:
             if self._closed:
                 return
             self._serving = True
-        self._server.serve_forever(0.05)
+        self._server.serve_forever()
 
     def close(self) -> None:
         """Stop accepting, end every session and stream, and join every thread; idempotent."""
