@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import types
 
@@ -28,11 +27,12 @@ __all__ = [
     "current_context",
     "level_for_record",
     "level_rank",
-    "serving",
+    "run_serving",
 ]
 
 _RANK: dict[str, int] = {level: rank for rank, level in enumerate(types.LOGGING_LEVELS)}
 _current = threading.local()
+_T = TypeVar("_T")
 
 
 def check_level(level: Any) -> types.LoggingLevel:
@@ -98,13 +98,14 @@ class RateLimit:
             return True
 
 
-@contextmanager
-def serving(context: Context) -> Iterator[None]:
-    """Mark the current thread as running a user function for ``context``'s request."""
+def run_serving(context: Context, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)``, with the current thread marked as serving ``context``'s
+    request."""
+    # A plain try/finally rather than a context manager: this runs for every call.
     previous = getattr(_current, "context", None)
     _current.context = context
     try:
-        yield
+        return fn(*args, **kwargs)
     finally:
         _current.context = previous
 

@@ -3,7 +3,7 @@
 Each handler takes the :class:`~mcp_sync.server.ServerConnection` and the
 :class:`~mcp_sync._engine.IncomingRequest` and returns the wire result, or raises an
 :class:`~mcp_sync.errors.RpcError` for the engine to send. User functions run inside
-:func:`~mcp_sync._logging.serving`, so Python logging from them reaches the right client.
+:func:`~mcp_sync._logging.run_serving`, so Python logging from them reaches the right client.
 
 Failures inside user functions: a tool's become an ``isError`` result (TOOLS-6),
 whatever the exception; a resource's, prompt's or completer's become -32603 with a short
@@ -27,7 +27,7 @@ from . import types
 from ._content import for_profile, to_call_tool_result, to_prompt_messages, to_resource_contents
 from ._convert import from_wire, to_wire
 from ._features import Completions, guess_mime_type
-from ._logging import check_level, serving
+from ._logging import check_level, run_serving
 from .context import Context
 from .errors import InternalError, InvalidParams, ResourceNotFound, RpcError
 
@@ -104,8 +104,7 @@ def _run(connection: ServerConnection, incoming: IncomingRequest, fn: Callable[.
     context = context or Context(connection, incoming)
     if context_parameter is not None:
         kwargs[context_parameter] = context
-    with serving(context):
-        return fn(**kwargs)
+    return run_serving(context, fn, **kwargs)
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -301,8 +300,8 @@ def complete(connection: ServerConnection, incoming: IncomingRequest) -> dict[st
                                                                       has_more=False)))
     context = Context(connection, incoming)
     try:
-        with serving(context):
-            completion = _completion(completions.complete(argument.name, argument.value))
+        completion = _completion(run_serving(
+            context, completions.complete, argument.name, argument.value))
     except RpcError:
         raise
     except Exception:
