@@ -62,7 +62,7 @@ from ._protocol import (
     ResponseReceived,
     Session,
 )
-from ._threads import ThreadGroup, WorkerPool
+from ._threads import LazyEvent, ThreadGroup, WorkerPool
 from .errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -113,7 +113,7 @@ class IncomingRequest:
         self.engine = engine
         self.request = request
         self.progress_token = progress_token
-        self.cancelled = threading.Event()
+        self.cancelled = LazyEvent()
         self.cancel_reason: str | None = None
         self._batch = batch
 

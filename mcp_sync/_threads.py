@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ThreadGroup", "WorkerPool"]
+__all__ = ["LazyEvent", "ThreadGroup", "WorkerPool"]
 
 log = logging.getLogger("mcp_sync.threads")
 _serial = itertools.count(1)
@@ -122,3 +122,38 @@ class WorkerPool:
             self._closed = True
             for _ in range(self._workers):
                 self._queue.put(_STOP)
+
+
+class LazyEvent:
+    """``threading.Event``'s ``set``, ``is_set`` and ``wait``, with the Event made on demand.
+
+    Every request served gets a cancellation flag, but few are ever waited on; a real
+    Event (a Condition and its lock) for each would cost more than the rest of a short
+    call's bookkeeping.
+    """
+
+    __slots__ = ("_event", "_is_set")
+    _creation = threading.Lock()  # one for all: held only to make or read ``_event``
+
+    def __init__(self) -> None:
+        self._is_set = False
+        self._event: threading.Event | None = None
+
+    def set(self) -> None:
+        with LazyEvent._creation:
+            self._is_set = True
+            event = self._event
+        if event is not None:
+            event.set()
+
+    def is_set(self) -> bool:
+        return self._is_set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        with LazyEvent._creation:
+            if self._is_set:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)

@@ -1012,3 +1012,20 @@ def test_memory_transport_end_is_sticky_and_reads_can_time_out_gen_3() -> None:
     a.close()
     with pytest.raises(ConnectionClosed):
         a.write_frame(b"{}")
+
+
+def test_lazy_event_behaves_like_an_event() -> None:
+    """The per-request cancellation flag: set before or during a wait, timeouts."""
+    from mcp_sync._threads import LazyEvent
+
+    flag = LazyEvent()
+    assert not flag.is_set()
+    assert flag.wait(0.01) is False
+    done: list[bool] = []
+    waiter = threading.Thread(target=lambda: done.append(flag.wait(10)))
+    waiter.start()
+    flag.set()
+    waiter.join(10)
+    assert done == [True]
+    assert flag.is_set()
+    assert flag.wait() is True
