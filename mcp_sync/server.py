@@ -36,6 +36,7 @@ from ._features import (
     make_tool,
 )
 from ._logging import McpLogHandler, check_level
+from ._process import settle_startup_objects
 from ._server_connection import ServerConnection
 from ._server_handlers import FEATURE_METHODS, HANDLERS
 from ._uri_template import is_template
@@ -553,10 +554,12 @@ class Server:
 
         While serving, anything printed to stdout goes to stderr instead, so it cannot
         corrupt the message stream. Returns normally when the client closes the pipe, so
-        a script that ends with this call exits with status 0.
+        a script that ends with this call exits with status 0. The objects alive when it
+        starts are left out of the garbage collector's later passes (``gc.freeze()``).
         """
         from .transports.stdio import StdioServerTransport
 
+        settle_startup_objects()
         connection = self.connect(StdioServerTransport())
         try:
             connection.wait_closed()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._process import settle_startup_objects
 from ._event_store import EventStore, MemoryEventStore, StoredEvent
 from ._http_app import StreamableHttpApp, TokenVerifier
 from ._http_checks import DEFAULT_ALLOWED_ORIGINS, LOOPBACK_HOSTS
@@ -140,7 +141,8 @@ def run_http(server: Server, host: str = "127.0.0.1", port: int = 8000, *,
     """Serve ``server`` over Streamable HTTP in the foreground until Ctrl+C.
 
     Prints the endpoint's URL to stderr, then serves; on Ctrl+C it ends every session
-    and returns.
+    and returns. The objects alive when it starts are left out of the garbage
+    collector's later passes (``gc.freeze()``).
 
     Args:
         server: what to serve.
@@ -153,6 +155,7 @@ def run_http(server: Server, host: str = "127.0.0.1", port: int = 8000, *,
         OSError: the address cannot be listened on.
     """
     handle = start_server(server, host, port, path=path, background=False, **options)
+    settle_startup_objects()
     try:
         handle.serve_forever()
     finally:
