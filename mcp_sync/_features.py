@@ -25,7 +25,7 @@ import attrs
 
 from . import types
 from ._convert import from_wire
-from ._schema import FunctionSignature, inspect_function
+from ._signature import FunctionSignature, inspect_function
 from ._uri_template import UriTemplate
 from .context import Context
 from .errors import InvalidParams

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_sync import _schema
-from mcp_sync._schema import FunctionSignature, inspect_function, schema_for_type
+from mcp_sync import _schema, _signature
+from mcp_sync._schema import schema_for_type
+from mcp_sync._signature import FunctionSignature, inspect_function
 from mcp_sync.errors import ErrorCode, InvalidParams
 
 if sys.version_info >= (3, 11):
@@ -742,8 +743,10 @@ def test_bind_does_no_introspection(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("introspection during bind")
 
-    monkeypatch.setattr(_schema, "get_type_hints", forbidden)
-    monkeypatch.setattr(_schema.inspect, "signature", forbidden)
+    monkeypatch.setattr(_signature, "get_type_hints", forbidden)
+    monkeypatch.setattr(_signature.inspect, "signature", forbidden)
+    monkeypatch.setattr(_signature, "get_origin", forbidden)
+    monkeypatch.setattr(_signature, "_build", forbidden)
     monkeypatch.setattr(_schema, "get_origin", forbidden)
     monkeypatch.setattr(_schema, "_build", forbidden)
     assert signature.bind({"a": [{"x": 1}], "b": "red"}) == {"a": [Point(1.0)], "b": Color.RED}
