@@ -31,12 +31,19 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Any, TypeGuard
 
 import attrs
 
 from . import types
+from ._capability_rules import (
+    EARLY_NOTIFICATIONS,
+    EARLY_REQUESTS,
+    OWN_CAPABILITY,
+    PEER_CAPABILITY,
+    CapabilityCheck,
+)
 from ._convert import from_wire, to_wire
 from ._events import (
     CancelRequested,
@@ -132,54 +139,6 @@ for _role in Role:
 # HTTP-35: after the server forgot our session, the client starts over with initialize.
 for _state in (State.INITIALIZING, State.INITIALIZED, State.OPERATING):
     _TRANSITIONS[(_C, _state, _Input.RESTART)] = State.NEW
-
-
-# --- capability rules (CAPS-5) ------------------------------------------------------------
-
-_Check = Callable[[Any], bool]
-
-
-def _has(name: str) -> _Check:
-    return lambda caps: getattr(caps, name, None) is not None
-
-
-def _flag(name: str, flag: str) -> _Check:
-    return lambda caps: bool(getattr(getattr(caps, name, None), flag, False))
-
-
-#: What a request we send needs the peer to have declared.
-_PEER_CAPABILITY: dict[str, tuple[str, _Check]] = {
-    "tools/list": ("tools", _has("tools")),
-    "tools/call": ("tools", _has("tools")),
-    "resources/list": ("resources", _has("resources")),
-    "resources/templates/list": ("resources", _has("resources")),
-    "resources/read": ("resources", _has("resources")),
-    "resources/subscribe": ("resources.subscribe", _flag("resources", "subscribe")),
-    "resources/unsubscribe": ("resources.subscribe", _flag("resources", "subscribe")),
-    "prompts/list": ("prompts", _has("prompts")),
-    "prompts/get": ("prompts", _has("prompts")),
-    "logging/setLevel": ("logging", _has("logging")),
-    "completion/complete": ("completions", _has("completions")),
-    "sampling/createMessage": ("sampling", _has("sampling")),
-    "roots/list": ("roots", _has("roots")),
-}
-
-#: What a notification we send needs us to have declared (CAPS-6).
-_OWN_CAPABILITY: dict[str, tuple[str, _Check]] = {
-    "notifications/tools/list_changed": ("tools.listChanged", _flag("tools", "list_changed")),
-    "notifications/prompts/list_changed": (
-        "prompts.listChanged", _flag("prompts", "list_changed")),
-    "notifications/resources/list_changed": (
-        "resources.listChanged", _flag("resources", "list_changed")),
-    "notifications/resources/updated": ("resources.subscribe", _flag("resources", "subscribe")),
-    "notifications/message": ("logging", _has("logging")),
-    "notifications/roots/list_changed": ("roots.listChanged", _flag("roots", "list_changed")),
-}
-
-#: Sendable before initialization completes (LIFECYCLE-5/6, AMBIG-7).
-_EARLY_REQUESTS = frozenset({"ping"})
-_EARLY_NOTIFICATIONS = frozenset(
-    {"notifications/message", "notifications/cancelled", "notifications/progress"})
 
 
 @attrs.define
@@ -317,15 +276,15 @@ class Session:
         """
         if method == "initialize":
             raise LocalProtocolError("use initialize_request() to start the session")
-        self._check_can_send(method, _EARLY_REQUESTS)
-        needed = _PEER_CAPABILITY.get(method)
+        self._check_can_send(method, EARLY_REQUESTS)
+        needed = PEER_CAPABILITY.get(method)
         if needed is not None and not self._peer_allows(method, needed):
             side = "server" if self.role is Role.CLIENT else "client"
             raise CapabilityError(
                 f"the {side} did not declare the {needed[0]!r} capability that {method} needs")
         return self._new_request(method, params, progress=progress)
 
-    def _peer_allows(self, method: str, needed: tuple[str, _Check]) -> bool:
+    def _peer_allows(self, method: str, needed: tuple[str, CapabilityCheck]) -> bool:
         if (method == "completion/complete" and self.profile is not None
                 and not self.profile.completions_capability):
             return True  # 2024-11-05 had completion without a capability to gate it
@@ -352,8 +311,8 @@ class Session:
         """
         if method == "notifications/initialized":
             return self.initialized_notification()
-        self._check_can_send(method, _EARLY_NOTIFICATIONS)
-        needed = _OWN_CAPABILITY.get(method)
+        self._check_can_send(method, EARLY_NOTIFICATIONS)
+        needed = OWN_CAPABILITY.get(method)
         if needed is not None and not needed[1](self.capabilities):
             raise CapabilityError(f"{method} needs our {needed[0]!r} capability")
         return Notification(method, params)
