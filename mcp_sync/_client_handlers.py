@@ -227,7 +227,7 @@ def _sampling_result(answer: Any) -> dict[str, Any]:
             raise TypeError(f"expected CreateMessageResult or dict, got {type(answer).__name__}")
         result: dict[str, Any] = to_wire(from_wire(wire, types.CreateMessageResult))
     except Exception as exc:
-        log.error("the sampling handler returned an invalid result: %s", exc)
+        log.error("the sampling handler returned an invalid result: %s", str(exc))
         raise InternalError(
             "Internal error: the client's sampling handler returned an invalid result") from None
     return result

@@ -154,7 +154,7 @@ class Canceller:
                     try:
                         self._write(notification)
                     except McpError as exc:
-                        log.debug("could not write %r: %s", notification, exc)
+                        log.debug("could not write %r: %s", notification, str(exc))
             finally:
                 self._write_lock.release()
 

@@ -379,7 +379,7 @@ class Engine:
         try:
             self._write(message)
         except McpError as exc:
-            log.debug("could not write %r: %s", message, exc)
+            log.debug("could not write %r: %s", message, str(exc))
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -557,12 +557,12 @@ class Engine:
             self.transport.write(answer)
         except (TypeError, ValueError) as exc:
             # The result could not be encoded as JSON (a NaN, an object): still answer.
-            log.error("result of %s is not valid JSON: %s", incoming.method, exc)
+            log.error("result of %s is not valid JSON: %s", incoming.method, str(exc))
             with contextlib.suppress(McpError):
                 self.transport.write(ErrorResponse(incoming.id, InternalError(
                     "Internal error: the result could not be encoded")))
         except McpError as exc:
-            log.debug("could not answer %r: %s", incoming.id, exc)
+            log.debug("could not answer %r: %s", incoming.id, str(exc))
 
     def _send_progress(self, incoming: IncomingRequest, progress: float,
                        total: float | None, message: str | None) -> bool:
@@ -577,7 +577,7 @@ class Engine:
                 try:
                     self.transport.write(notification, related_to=incoming.id)
                 except McpError as exc:
-                    log.debug("could not send progress for %r: %s", incoming.id, exc)
+                    log.debug("could not send progress for %r: %s", incoming.id, str(exc))
             return True
         finally:
             self._canceller.flush()

@@ -188,7 +188,7 @@ class ServerConnection:
         try:
             self.engine.notify(method, params, related_to=related_to)
         except (LocalProtocolError, CapabilityError, McpError) as exc:
-            log.debug("not sending %s: %s", method, exc)
+            log.debug("not sending %s: %s", method, str(exc))
             return False
         return True
 

@@ -58,7 +58,9 @@ class SseParser:
         self.max_event_size = max_event_size
         self.last_event_id: str | None = None
         self.retry: int | None = None
-        self._pending = b""
+        self._pending = b""  # the first bytes, until we know whether they are a BOM
+        self._buffer = bytearray()  # an incomplete line
+        self._scanned = 0  # how much of _buffer is known to hold no line break
         self._started = False
         self._data: list[str] = []
         self._data_size = 0
@@ -66,25 +68,36 @@ class SseParser:
         self._saw_cr = False
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        """Parse ``chunk``; returns the events it completed (possibly none)."""
+        """Parse ``chunk``; returns the events it completed (possibly none).
+
+        Each byte is searched once however the stream is cut, so a large event arriving
+        in many small chunks costs time in proportion to its size.
+        """
         if not self._started and chunk:
-            buffer = self._pending + chunk
-            if len(buffer) < 3 and b"\xef\xbb\xbf".startswith(buffer):
-                self._pending = buffer
+            head = self._pending + chunk
+            if len(head) < 3 and b"\xef\xbb\xbf".startswith(head):
+                self._pending = head
                 return []
             self._started = True
             self._pending = b""
-            chunk = buffer[3:] if buffer.startswith(b"\xef\xbb\xbf") else buffer
+            chunk = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
         if self._saw_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]  # the LF of a CRLF split across two chunks
         self._saw_cr = False
-        buffer = self._pending + chunk
+        buffer = self._buffer
+        buffer += chunk
         events: list[SseEvent] = []
         start = 0
+        search = self._scanned
         length = len(buffer)
+        # The next CR and LF at or after `search`; -1 stays true for the rest of the buffer.
+        cr = buffer.find(b"\r", search)
+        lf = buffer.find(b"\n", search)
         while start < length:
-            cr = buffer.find(b"\r", start)
-            lf = buffer.find(b"\n", start)
+            if cr != -1 and cr < search:
+                cr = buffer.find(b"\r", search)
+            if lf != -1 and lf < search:
+                lf = buffer.find(b"\n", search)
             if cr == -1 and lf == -1:
                 break
             if cr == -1 or (lf != -1 and lf < cr):
@@ -92,16 +105,18 @@ class SseParser:
             else:
                 end = cr
                 if cr + 1 < length:
-                    next_start = cr + 2 if buffer[cr + 1:cr + 2] == b"\n" else cr + 1
+                    next_start = cr + 2 if buffer[cr + 1] == 0x0A else cr + 1
                 else:
                     next_start = cr + 1
                     self._saw_cr = True
             event = self._line(buffer[start:end].decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
-            start = next_start
-        self._pending = buffer[start:]
-        if len(self._pending) + self._data_size > self.max_event_size:
+            start = search = next_start
+        if start:
+            del buffer[:start]
+        self._scanned = len(buffer)
+        if len(buffer) + self._data_size > self.max_event_size:
             raise ValueError(f"an event exceeds {self.max_event_size} bytes")
         return events
 

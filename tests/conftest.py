@@ -68,8 +68,16 @@ def validator(definition: str) -> jsonschema.Draft7Validator:
 
 def schema_errors(message: Any) -> list[str]:
     """Why ``message`` (a wire dict or batch list) breaks the schema; empty if it does not."""
-    if isinstance(message, dict) and "error" in message and message.get("id") is None:
-        return []  # AMBIG-3: JSON-RPC's null-id error is knowingly outside the MCP schema
+    def null_id_error(item: Any) -> bool:
+        # AMBIG-3: JSON-RPC's null-id error is knowingly outside the MCP schema.
+        return isinstance(item, dict) and "error" in item and item.get("id") is None
+
+    if null_id_error(message):
+        return []
+    if isinstance(message, list) and any(null_id_error(item) for item in message):
+        message = [item for item in message if not null_id_error(item)]
+        if not message:
+            return []
     errors = [e.message for e in validator("JSONRPCMessage").iter_errors(message)]
     items = message if isinstance(message, list) else [message]
     for item in items:

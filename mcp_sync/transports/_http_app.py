@@ -309,7 +309,7 @@ class StreamableHttpApp:
         try:
             body = read_body(request, self.max_body_size)
         except TruncatedBody as exc:
-            log.debug("incomplete request body: %s", exc)
+            log.debug("incomplete request body: %s", str(exc))
             return error_response(400, ErrorCode.PARSE_ERROR,
                                   "Parse error: the body ended before its Content-Length")
         if body is None:

@@ -57,7 +57,7 @@ def _matches(value: str, patterns: Sequence[str]) -> bool:
             if value == base:
                 return True
             port = value[len(base) + 1:] if value.startswith(base + ":") else ""
-            if port.isdigit():
+            if port.isascii() and port.isdigit():
                 return True
     return False
 

@@ -178,14 +178,16 @@ class HttpCore:
             try:
                 chunk = next(chunks, b"")
             except STREAM_ERRORS as exc:
-                log.debug("event stream from %s broke: %s", self.url, exc)
+                # Logged as text: a record holding the exception would hold its traceback,
+                # and with it the response and its socket, as long as a handler keeps it.
+                log.debug("event stream from %s broke: %s", self.url, str(exc))
                 return outcome
             if not chunk:
                 return outcome
             try:
                 events = feed(parser, chunk)
             except EventTooLarge as exc:
-                log.warning("dropping an event stream from %s: %s", self.url, exc)
+                log.warning("dropping an event stream from %s: %s", self.url, str(exc))
                 return Outcome.TOO_LARGE
             for event in events:
                 outcome = Outcome.EVENTS

@@ -55,7 +55,7 @@ class ListenerMixin(HttpCore):
                     response = session.get(self.url, headers=headers, stream=True,
                                            timeout=self._timeout)
                 except requests.RequestException as exc:
-                    log.debug("opening the GET stream at %s failed: %s", self.url, exc)
+                    log.debug("opening the GET stream at %s failed: %s", self.url, str(exc))
                     failures += 1
                 else:
                     with response:

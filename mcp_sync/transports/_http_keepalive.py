@@ -22,8 +22,8 @@ from werkzeug.exceptions import ClientDisconnected
 from werkzeug.serving import DechunkedInput, WSGIRequestHandler
 
 __all__ = [
+    "DEFAULT_IO_TIMEOUT",
     "DEFAULT_KEEP_ALIVE_TIMEOUT",
-    "IO_TIMEOUT",
     "POOLED_KEEP_ALIVE_TIMEOUT",
     "IdleTracker",
     "KeepAliveRequestHandler",
@@ -34,10 +34,10 @@ log = logging.getLogger("mcp_sync.http.server")
 DEFAULT_KEEP_ALIVE_TIMEOUT = 5.0
 #: The default with ``max_threads``, where an idle connection keeps a thread of the pool.
 POOLED_KEEP_ALIVE_TIMEOUT = 1.0
-# How long one read or write of a request in progress may stall: a client that sends
-# part of a body and then nothing, or stops reading its stream, frees its thread after
-# this. Waiting for the application has no limit here.
-IO_TIMEOUT = 60.0
+#: How long one read or write of a request in progress may stall by default: a client
+#: that sends part of a body and then nothing, or stops reading its stream, frees its
+#: thread after this. Waiting for the application has no limit here.
+DEFAULT_IO_TIMEOUT = 60.0
 # Left-over request body the server reads and throws away to keep a connection usable
 # (a POST refused before its body was read); beyond this the connection is closed.
 _MAX_DRAIN = 64 * 1024
@@ -125,7 +125,8 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
     """Serves a WSGI application over HTTP/1.1, reusing each connection when it can.
 
     The server it runs under provides ``keep_alive_timeout`` (seconds an idle connection
-    waits for its next request; 0 turns keep-alive off), ``idle`` (an
+    waits for its next request; 0 turns keep-alive off), ``io_timeout`` (seconds one read
+    or write of a request in progress may stall), ``idle`` (an
     :class:`IdleTracker`) and ``crowded()`` (true when connections wait for a thread:
     a response then closes its connection, saying so, to give its thread up).
 
@@ -140,6 +141,14 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
     # chunk share a buffered write, flushed once, with Nagle's delay turned off.
     wbufsize = -1
     disable_nagle_algorithm = True
+
+    def finish(self) -> None:
+        # Each stream closed whatever the other does: closing the buffered writer flushes
+        # it, which fails when the client has gone, and the reader left open would keep
+        # the socket's descriptor until the garbage collector found it.
+        for stream in (self.wfile, self.rfile):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
 
     def handle_one_request(self) -> None:
         tracker: IdleTracker = self.server.idle  # type: ignore[attr-defined]
@@ -157,7 +166,7 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
         if not self.raw_requestline:
             self.close_connection = True
             return
-        self.connection.settimeout(IO_TIMEOUT)
+        self.connection.settimeout(self.server.io_timeout)  # type: ignore[attr-defined]
         if len(self.raw_requestline) > 65536:
             self.send_error(414)
             self.close_connection = True

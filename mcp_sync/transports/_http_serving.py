@@ -24,6 +24,7 @@ from .._threads import ThreadGroup, WorkerPool
 from ._http_app import StreamableHttpApp
 from ._http_checks import LOOPBACK_HOSTS
 from ._http_keepalive import (
+    DEFAULT_IO_TIMEOUT,
     DEFAULT_KEEP_ALIVE_TIMEOUT,
     POOLED_KEEP_ALIVE_TIMEOUT,
     IdleTracker,
@@ -49,8 +50,10 @@ class _WsgiServer(BaseWSGIServer):
     multithread = True
 
     def __init__(self, host: str, port: int, app: Any, *, fd: int,
-                 max_threads: int | None, keep_alive_timeout: float) -> None:
+                 max_threads: int | None, keep_alive_timeout: float,
+                 io_timeout: float) -> None:
         self.keep_alive_timeout = keep_alive_timeout
+        self.io_timeout = io_timeout
         self.idle = IdleTracker()
         self.threads = ThreadGroup("http-server")
         self._max_threads = max_threads
@@ -224,6 +227,7 @@ class HttpServerHandle:
 def start_server(server: Server, host: str, port: int, *, path: str, background: bool,
                  max_threads: int | None = None,
                  keep_alive_timeout: float | None = None,
+                 io_timeout: float = DEFAULT_IO_TIMEOUT,
                  wrap: Callable[[StreamableHttpApp], Any] | None = None,
                  **options: Any) -> HttpServerHandle:
     """Build the application and a listening server for it (see ``serve_http``)."""
@@ -235,6 +239,8 @@ def start_server(server: Server, host: str, port: int, *, path: str, background:
                               else POOLED_KEEP_ALIVE_TIMEOUT)
     if keep_alive_timeout < 0:
         raise ValueError("keep_alive_timeout must not be negative")
+    if io_timeout <= 0:
+        raise ValueError("io_timeout must be positive")
     if host in _LOOPBACK:
         options.setdefault("allowed_hosts", LOOPBACK_HOSTS)
     options.setdefault("max_get_streams",
@@ -247,7 +253,8 @@ def start_server(server: Server, host: str, port: int, *, path: str, background:
         try:
             wsgi_server = _WsgiServer(host, port, wrap(app) if wrap else app,
                                       fd=listener.fileno(), max_threads=max_threads,
-                                      keep_alive_timeout=keep_alive_timeout)
+                                      keep_alive_timeout=keep_alive_timeout,
+                                      io_timeout=io_timeout)
         finally:
             listener.close()
     except BaseException:

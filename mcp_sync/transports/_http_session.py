@@ -489,7 +489,7 @@ def encode_answer(message: Message) -> bytes:
     except (TypeError, ValueError) as exc:
         if not isinstance(message, Response):
             raise
-        log.error("the result for %r is not valid JSON: %s", message.id, exc)
+        log.error("the result for %r is not valid JSON: %s", message.id, str(exc))
         return encode(ErrorResponse(message.id, InternalError(
             "Internal error: the result could not be encoded")))
 

@@ -395,7 +395,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 resumed = session.get(self.url, headers=headers, stream=True,
                                       timeout=self._timeout)
             except requests.RequestException as exc:
-                log.debug("resuming the stream after %r failed: %s", last_id, exc)
+                log.debug("resuming the stream after %r failed: %s", last_id, str(exc))
                 failures += 1
                 continue
             with resumed:
@@ -458,6 +458,6 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 log.info("DELETE of the session at %s answered HTTP %d",
                          self.url, response.status_code)
         except requests.RequestException as exc:
-            log.debug("DELETE of the session at %s failed: %s", self.url, exc)
+            log.debug("DELETE of the session at %s failed: %s", self.url, str(exc))
         finally:
             session.close()

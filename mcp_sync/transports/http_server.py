@@ -120,7 +120,9 @@ def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *,
             that many, with further connections waiting), ``keep_alive_timeout``
             (seconds an idle HTTP/1.1 connection is kept open for its next request, 5 by
             default or 1 with ``max_threads``; 0 closes every connection after its
-            response), ``wrap`` (a function given the
+            response), ``io_timeout`` (seconds one read or write of a request in
+            progress may stall, 60 by default: a client that sends half a body, or
+            stops reading its stream, frees its thread after this), ``wrap`` (a function given the
             MCP application and returning the WSGI application to serve, to add routes
             or middleware), and every option of :func:`make_wsgi_app`. On a loopback
             address ``allowed_hosts`` defaults to ``LOOPBACK_HOSTS``; ``max_get_streams``
