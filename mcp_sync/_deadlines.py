@@ -45,7 +45,7 @@ from ._threads import ThreadGroup
 from .errors import McpError, RequestCancelled, RequestTimeout
 from .jsonrpc import Notification, RequestId
 
-__all__ = ["Call", "Canceller", "Watchdog", "fail", "first_deadlines"]
+__all__ = ["Call", "Canceller", "Watchdog", "complete", "fail", "first_deadlines"]
 
 log = logging.getLogger("mcp_sync.engine")
 
@@ -85,6 +85,16 @@ def fail(future: Future[Any], error: BaseException) -> None:
     if not future.done():
         with contextlib.suppress(InvalidStateError):  # lost a race with another completion
             future.set_exception(error)
+
+
+def complete(future: Future[Any], result: dict[str, Any] | None,
+             error: BaseException | None) -> None:
+    """Complete ``future`` with the peer's answer, unless something completed it first."""
+    if error is not None:
+        fail(future, error)
+    elif not future.done():
+        with contextlib.suppress(InvalidStateError):  # lost a race with close() or a timeout
+            future.set_result(result or {})
 
 
 class Canceller:

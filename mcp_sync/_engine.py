@@ -48,10 +48,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from typing import Any
 
-from ._deadlines import Call, Canceller, Watchdog, fail, first_deadlines
+from ._deadlines import Call, Canceller, Watchdog, complete, fail, first_deadlines
 from ._protocol import (
     CancelRequested,
     Ignored,
@@ -145,6 +145,10 @@ class Engine:
             result object or raises :class:`~mcp_sync.errors.RpcError`.
         handle_notification: called on the notifier thread, in arrival order.
         max_workers: how many requests may be served at once.
+        max_queued_requests: how many more may wait for a worker; beyond that a request
+            is answered at once with an error.
+        max_queued_notifications: how many notifications and progress callbacks may wait
+            for the notifier; beyond that they are dropped (and logged).
         name: used in thread names.
     """
 
@@ -156,6 +160,8 @@ class Engine:
         handle_request: RequestHandler,
         handle_notification: NotificationHandler | None = None,
         max_workers: int = 16,
+        max_queued_requests: int = 1000,
+        max_queued_notifications: int = 10_000,
         name: str = "connection",
         join_timeout: float = 5.0,
     ) -> None:
@@ -169,10 +175,14 @@ class Engine:
         self._pending: dict[RequestId, Call] = {}
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
-        self._workers = WorkerPool(self._threads, "worker", max_workers)
-        self._notifier = WorkerPool(self._threads, "notifier", 1)
+        self._workers = WorkerPool(self._threads, "worker", max_workers,
+                                   max_queued=max_queued_requests)
+        self._notifier = WorkerPool(self._threads, "notifier", 1,
+                                    max_queued=max_queued_notifications)
+        # A cancellation waits for a peer that reads nothing only briefly: it is dropped.
         self._canceller = Canceller(session, self._pending, self._write_lock,
-                                    lambda notification: self.transport.write(notification))
+                                    lambda notification: self.transport.write_before(
+                                        notification, time.monotonic() + 1.0))
         self._watchdog = Watchdog(self._lock, self._threads, self._pending, self._canceller)
         self._ended: McpError | None = None
         self._done = threading.Event()
@@ -362,7 +372,7 @@ class Engine:
                 if self._pending.get(request.id) is not call:
                     return  # it timed out, or the connection ended, while it waited
                 call.sent = True
-            self.transport.write(request, related_to=related_to)
+            self.transport.write_before(request, call.deadline, related_to=related_to)
         finally:
             self._write_lock.release()
             self._canceller.flush()
@@ -469,20 +479,26 @@ class Engine:
                 self._try_write(event.message)
         elif isinstance(event, RequestReceived):
             assert incoming is not None
-            self._workers.submit(self._serve, incoming)
+            if not self._workers.submit(self._serve, incoming):
+                # Too many wait already (or we are closing): answer now rather than hold
+                # it. Writing the answer is backpressure on a peer that sends unread.
+                self._finish(incoming, None, InternalError(
+                    "Internal error: too many requests are waiting; try again later"))
         elif isinstance(event, ResponseReceived):
             # A call with progress is completed behind its queued progress callbacks, so
             # that they have all run by the time the caller has its result.
             if call is not None and (call.on_progress is None or not self._notifier.submit(
-                    _complete, call.future, event)):
-                _complete(call.future, event)
+                    complete, call.future, event.result, event.error)):
+                complete(call.future, event.result, event.error)
         elif isinstance(event, NotificationReceived):
-            if self._handle_notification is not None:
-                self._notifier.submit(self._deliver, event.notification)
+            if (self._handle_notification is not None
+                    and not self._notifier.submit(self._deliver, event.notification)):
+                log.warning("dropped %s: too many notifications wait for a callback",
+                            event.notification.method)
         elif isinstance(event, ProgressReceived):
-            if call is not None and call.on_progress is not None:
-                self._notifier.submit(
-                    call.on_progress, event.progress, event.total, event.message)
+            if call is not None and call.on_progress is not None and not self._notifier.submit(
+                    call.on_progress, event.progress, event.total, event.message):
+                log.debug("dropped progress for %r: its callback is behind", call.request_id)
         elif isinstance(event, CancelRequested):
             log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
             self._canceller.cancel_taken(
@@ -581,17 +597,3 @@ class Engine:
             return True
         finally:
             self._canceller.flush()
-
-
-def _complete(future: Future[dict[str, Any]], event: ResponseReceived) -> None:
-    if event.error is not None:
-        fail(future, event.error)
-    else:
-        _resolve(future, event.result or {})
-
-
-def _resolve(future: Future[Any], result: Any) -> None:
-    if not future.done():
-        with contextlib.suppress(InvalidStateError):  # lost a race with close() or a timeout
-            future.set_result(result)
-

@@ -70,12 +70,16 @@ class WorkerPool:
     """A bounded pool of daemon worker threads, started as work arrives.
 
     With ``max_workers=1`` tasks run one at a time in submission order, which is how
-    notifications reach user callbacks in the order they arrived.
+    notifications reach user callbacks in the order they arrived. ``max_queued`` bounds
+    the tasks waiting for a worker (a peer that sends faster than it is served must not
+    grow the queue without end).
     """
 
-    def __init__(self, group: ThreadGroup, role: str, max_workers: int) -> None:
+    def __init__(self, group: ThreadGroup, role: str, max_workers: int,
+                 max_queued: int | None = None) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
+        self._max_queued = max_queued
         self._group = group
         self._role = role
         self._max_workers = max_workers
@@ -86,9 +90,11 @@ class WorkerPool:
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
-        """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed."""
+        """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed, or
+        while ``max_queued`` tasks already wait for a worker."""
         with self._lock:
-            if self._closed:
+            if self._closed or (self._max_queued is not None
+                                and self._queue.qsize() >= self._max_queued):
                 return False
             self._queue.put((fn, args))
             if self._idle.acquire(blocking=False):

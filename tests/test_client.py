@@ -13,6 +13,7 @@ import pytest
 from mcp_sync import Client, ProtocolVersionError, RequestTimeout, Server, types
 from mcp_sync.errors import ConnectionClosed, InternalError, MethodNotFound, RpcError
 from mcp_sync.testing import open_client
+from mcp_sync.transports.base import Transport
 from tests.conftest import validator
 from tests.helpers import RawPeer
 
@@ -432,7 +433,7 @@ def test_shut_down_callback_executor_still_completes_the_future() -> None:
         client.call_tool_async("nope").result(5)
 
 
-class ExpiringTransport:
+class ExpiringTransport(Transport):
     """Wraps a memory transport the way an HTTP transport reports a 404 for our session:
     an answer with code -32000 becomes the local SessionExpired error."""
 

@@ -196,10 +196,12 @@ def test_a_nested_request_after_the_cancel_is_never_sent_cancel_2() -> None:
     """CANCEL-2: a tool that asks the client for something after its call was cancelled
     gets RequestCancelled at once; nothing reaches the client (no request, no cancel)."""
     seen = Seen()
+    started = threading.Event()
     server = Server("nested", timeout=LONG, max_workers=1)
 
     @server.tool()
     def late(ctx: Context) -> str:
+        started.set()
         assert ctx.wait_cancelled(5)
         seen.run(lambda: ctx.sample("too late", max_tokens=5))
         return "finished"
@@ -210,6 +212,8 @@ def test_a_nested_request_after_the_cancel_is_never_sent_cancel_2() -> None:
 
     with raw_session(server, CAPABILITIES) as (peer, _):
         peer.send(request("tools/call", {"name": "late"}, 1))
+        # Cancelled once running: a cancel that overtook it would skip the tool instead.
+        assert started.wait(5)
         peer.send(cancelled(1))
         assert isinstance(seen.error(), RequestCancelled)
         peer.send(request("tools/call", {"name": "done"}, 2))

@@ -504,3 +504,41 @@ def test_line_reader_lines_limits_and_eof_stdio_8() -> None:
             os.close(write_fd)
         reader.close()
         os.close(read_fd)
+
+
+_LATE_READER = r"""
+import json, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+print(json.dumps({"jsonrpc": "2.0", "method": "ready"}), flush=True)
+signal.sigwait({signal.SIGUSR1})  # reads nothing until told
+for line in sys.stdin.buffer:
+    message = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "method": "got",
+                      "params": {"id": message["id"], "size": len(line)}}), flush=True)
+"""
+
+
+@pytest.mark.timeout(30)
+def test_a_write_stuck_past_its_deadline_times_out_and_finishes_before_the_next() -> None:
+    """LIFECYCLE-9, STDIO-1: a server that stops reading makes a large write give up at
+    its deadline; what it had written is completed ahead of the next message, so the
+    stream stays whole and in order once the server reads again."""
+    from mcp_sync.jsonrpc import Request
+
+    transport = StdioClientTransport([sys.executable, "-c", _LATE_READER],
+                                     close_timeout=1.0)
+    try:
+        assert transport.read().method == "ready"  # type: ignore[union-attr]
+        big = Request(1, "tools/call", {"name": "echo",
+                                        "arguments": {"text": "b" * (4 * 1024 * 1024)}})
+        with pytest.raises(RequestTimeout):
+            transport.write_before(big, time.monotonic() + 0.3)
+        with pytest.raises(RequestTimeout):  # nothing of it went out: never sent
+            transport.write_before(Request(2, "ping"), time.monotonic() + 0.1)
+        transport.process.send_signal(signal.SIGUSR1)
+        transport.write(Request(3, "ping"))
+        got = [transport.read(), transport.read()]
+        assert [message.params["id"] for message in got] == [1, 3]  # type: ignore[union-attr]
+        assert got[0].params["size"] > 4 * 1024 * 1024  # type: ignore[union-attr]
+    finally:
+        transport.close()

@@ -43,6 +43,22 @@ class Transport(abc.ABC):
             ConnectionClosed: the transport was closed.
         """
 
+    def write_before(self, message: Message | Sequence[Message], deadline: float | None, *,
+                     related_to: RequestId | None = None) -> None:
+        """Like :meth:`write`, giving up once ``deadline`` (a ``time.monotonic()`` value;
+        None for no limit) passes while the peer takes nothing.
+
+        A transport whose writes can block on a peer that stops reading overrides this;
+        the default ignores the deadline.
+
+        Raises:
+            RequestTimeout: the deadline passed while the write was stuck. If part of
+                the message had gone out, the rest follows ahead of the next write.
+            ConnectionLost: the peer is gone.
+            ConnectionClosed: the transport was closed.
+        """
+        self.write(message, related_to=related_to)
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""

@@ -20,6 +20,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -29,7 +30,7 @@ except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
 from .._threads import ThreadGroup
-from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest
+from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest, RequestTimeout
 from ..jsonrpc import Incoming, Invalid, Message, RequestId, decode, encode
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 
@@ -240,6 +241,11 @@ class StdioClientTransport(Transport):
         self._stdout = self.process.stdout
         for pipe in (self._stdin, self._stdout):
             _widen_pipe(pipe.fileno())
+        # Our end only (the child has its own): a write to a server that stopped reading
+        # must be able to give up at its caller's deadline.
+        if hasattr(select, "poll"):
+            os.set_blocking(self._stdin.fileno(), False)
+        self._unsent: memoryview | None = None
         self._close_timeout = close_timeout
         self._max_message_size = max_message_size
         self._reader = LineReader(self._stdout.fileno(), max_message_size)
@@ -293,14 +299,68 @@ class StdioClientTransport(Transport):
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
-        data = encode(message) + b"\n"
-        with self._write_lock:
+        self._send(encode(message) + b"\n", None)
+
+    def write_before(self, message: Message | Sequence[Message], deadline: float | None, *,
+                     related_to: RequestId | None = None) -> None:
+        self._send(encode(message) + b"\n", deadline)
+
+    def _send(self, data: bytes, deadline: float | None) -> None:
+        wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._write_lock.acquire(timeout=wait):
+            raise RequestTimeout("could not send: the server is not reading what it was sent")
+        try:
             if self._closed:
                 raise ConnectionClosed("the transport is closed")
             try:
-                _write_all(self._stdin.fileno(), data)
+                if self._unsent is not None:  # the rest of a message that timed out
+                    self._unsent = self._push(self._unsent, deadline)
+                    if self._unsent is not None:
+                        raise RequestTimeout(
+                            "could not send: the server is not reading what it was sent")
+                self._unsent = self._push(memoryview(data), deadline, whole=True)
+                if self._unsent is not None:
+                    raise RequestTimeout("could not send all of the message in time: the "
+                                         "server is not reading; the rest goes out first "
+                                         "when it does")
+            except RequestTimeout:
+                raise  # a TimeoutError, and so an OSError, but the pipe is fine
             except (OSError, ValueError) as exc:
                 raise ConnectionLost(f"the server's stdin is closed: {exc}") from exc
+        finally:
+            self._write_lock.release()
+
+    def _push(self, view: memoryview, deadline: float | None,
+              whole: bool = False) -> memoryview | None:
+        """Write ``view``; what is left when ``deadline`` passes (None once all went out).
+
+        Raises RequestTimeout instead when nothing of a ``whole`` message went out: it
+        was never sent. The pipe is non-blocking where ``poll`` exists; elsewhere each
+        write blocks until the peer takes it.
+        """
+        fd = self._stdin.fileno()
+        untouched = whole
+        while view:
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                written = 0
+            if written:
+                view = view[written:]
+                untouched = False
+                continue
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if (remaining is not None and remaining <= 0) or not self._writable(remaining):
+                if untouched:
+                    raise RequestTimeout(
+                        "could not send: the server is not reading what it was sent")
+                return view
+        return None
+
+    def _writable(self, timeout: float | None) -> bool:
+        poller = select.poll()
+        poller.register(self._stdin.fileno(), select.POLLOUT)
+        return bool(poller.poll(None if timeout is None else max(1, int(timeout * 1000))))
 
     def close(self) -> None:
         """Stop the server (SHUTDOWN-2) and release everything.
