@@ -69,6 +69,8 @@ def _stdio(client: str, script: str, budget: Budget, emit: Any, cap: float, log:
     from _peers import OursPeer, RawPipePeer, RawThreadsPeer
 
     if client == "ours":
+        import mcp_sync.client  # noqa: F401 - imported before the connect clock starts
+
         run_blocking(lambda: OursPeer.stdio(script, log), budget, emit)
     elif client == "raw_pipe":
         run_blocking(lambda: RawPipePeer(script, log), budget, emit,
@@ -90,6 +92,9 @@ def _http(client: str, url: str, script: str, server_pid: int, budget: Budget, e
     from _peers import OursPeer, RawHttpPeer
 
     if client == "ours":
+        import mcp_sync.client
+        import mcp_sync.transports.http_client  # noqa: F401 - before the connect clock
+
         run_blocking(lambda: OursPeer.http(url, script, server_pid), budget, emit)
     elif client == "raw_http":
         run_blocking(lambda: RawHttpPeer(url, server_pid, script), budget, emit)
