@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import queue
+import threading
 from typing import Any
 
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
@@ -62,3 +63,26 @@ class RawPeer:
     def transport(self) -> MemoryTransport:
         """The end to hand to a Server or Client."""
         return self.other
+
+
+class Gates:
+    """Named pairs of events: a handler sets ``started(name)``, waits for ``release(name)``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: dict[str, threading.Event] = {}
+        self._release: dict[str, threading.Event] = {}
+
+    def started(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._started.setdefault(name, threading.Event())
+
+    def release(self, name: str) -> threading.Event:
+        with self._lock:
+            return self._release.setdefault(name, threading.Event())
+
+    def release_all(self) -> None:
+        with self._lock:
+            events = list(self._release.values())
+        for event in events:
+            event.set()

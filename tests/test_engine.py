@@ -35,7 +35,7 @@ from mcp_sync.jsonrpc import Incoming, Message, Notification, Request
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
-from tests.helpers import RawPeer
+from tests.helpers import Gates, RawPeer
 
 # --- helpers ------------------------------------------------------------------------------
 
@@ -110,27 +110,6 @@ def raw_client(server: Server) -> Iterator[RawPeer]:
         connection.close()
 
 
-class Gates:
-    """Named pairs of events: a tool sets ``started[name]`` and waits for ``release``."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._started: dict[str, threading.Event] = {}
-        self._release: dict[str, threading.Event] = {}
-
-    def started(self, name: str) -> threading.Event:
-        with self._lock:
-            return self._started.setdefault(name, threading.Event())
-
-    def release(self, name: str) -> threading.Event:
-        with self._lock:
-            return self._release.setdefault(name, threading.Event())
-
-    def release_all(self) -> None:
-        with self._lock:
-            events = list(self._release.values())
-        for event in events:
-            event.set()
 
 
 def _text(result: types.CallToolResult) -> str:

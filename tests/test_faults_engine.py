@@ -28,33 +28,12 @@ from mcp_sync.errors import (
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
-from tests.helpers import RawPeer
+from tests.helpers import Gates, RawPeer
 
 #: Text that must never reach a peer: it would tell it how the program is built.
 LEAK_MARKERS = ("Traceback", 'File "', ".py", "/work/", "site-packages")
 
 
-class Gates:
-    """Named pairs of events: a handler sets ``started(name)``, waits for ``release(name)``."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._started: dict[str, threading.Event] = {}
-        self._release: dict[str, threading.Event] = {}
-
-    def started(self, name: str) -> threading.Event:
-        with self._lock:
-            return self._started.setdefault(name, threading.Event())
-
-    def release(self, name: str) -> threading.Event:
-        with self._lock:
-            return self._release.setdefault(name, threading.Event())
-
-    def release_all(self) -> None:
-        with self._lock:
-            events = list(self._release.values())
-        for event in events:
-            event.set()
 
 
 @pytest.fixture
