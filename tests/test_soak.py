@@ -31,6 +31,8 @@ def test_short_soak_every_answer_matched_and_nothing_left_jsonrpc_4_jsonrpc_13(
     assert report["mismatches"] == 0
     assert report["answered"] == 3000
     assert report["python_threads_after"] == report["python_threads_before"]
-    assert report["self_end"]["Threads"] == report["self_start"]["Threads"]
+    # The kernel's count may still include a thread of an earlier test that Python had
+    # already joined (a joined thread's OS thread ends a moment later): none may be added.
+    assert report["self_end"]["Threads"] <= report["self_start"]["Threads"]
     assert report["self_end"]["fds"] == report["self_start"]["fds"]
     assert report["self_end"]["VmRSS"] - report["self_start"]["VmRSS"] < 256 * 1024
