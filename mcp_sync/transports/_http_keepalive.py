@@ -156,8 +156,9 @@ class KeepAliveRequestHandler(WSGIRequestHandler):
             self.close_connection = True
             return
         try:
-            self.connection.settimeout(
-                self.server.keep_alive_timeout or None)  # type: ignore[attr-defined]
+            # Without keep-alive a fresh connection still gets io_timeout to say something.
+            server: Any = self.server
+            self.connection.settimeout(server.keep_alive_timeout or server.io_timeout)
             self.raw_requestline = self.rfile.readline(65537)
         except (OSError, ValueError):
             self.raw_requestline = b""
