@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
@@ -86,3 +87,30 @@ class Gates:
             events = list(self._release.values())
         for event in events:
             event.set()
+
+
+class Callers:
+    """``count`` threads each calling ``call(n)``; what each returned or raised is kept."""
+
+    def __init__(self, count: int, call: Callable[[int], Any]) -> None:
+        self.outcomes: list[Any] = []
+        self._lock = threading.Lock()
+        self._call = call
+        self.threads = [threading.Thread(target=self._run, args=(n,), name=f"test:caller-{n}")
+                        for n in range(count)]
+        for thread in self.threads:
+            thread.start()
+
+    def _run(self, n: int) -> None:
+        try:
+            outcome = self._call(n)
+        except BaseException as exc:
+            outcome = exc
+        with self._lock:
+            self.outcomes.append(outcome)
+
+    def join(self, timeout: float) -> bool:
+        """Wait for every caller; True if none is left running."""
+        for thread in self.threads:
+            thread.join(timeout)
+        return not any(thread.is_alive() for thread in self.threads)

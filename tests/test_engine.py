@@ -35,7 +35,7 @@ from mcp_sync.jsonrpc import Incoming, Message, Notification, Request
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
-from tests.helpers import Gates, RawPeer
+from tests.helpers import Callers, Gates, RawPeer
 
 # --- helpers ------------------------------------------------------------------------------
 
@@ -477,34 +477,18 @@ def test_close_from_another_thread_fails_ten_calls_in_flight_shutdown_5(
         server: Server, gates: Gates) -> None:
     """SHUTDOWN-5: close() from another thread while ten calls wait: every caller has
     ConnectionClosed (we closed, so not ConnectionLost)."""
-    outcomes: list[BaseException | str] = []
-    lock = threading.Lock()
     with connected(server, gates=gates, timeout=30) as (client, _):
-
-        def caller(n: int) -> None:
-            try:
-                result: BaseException | str = _text(
-                    client.call_tool("hold", {"name": f"call-{n}"}))
-            except BaseException as exc:
-                result = exc
-            with lock:
-                outcomes.append(result)
-
-        callers = [threading.Thread(target=caller, args=(n,), name=f"test:caller-{n}")
-                   for n in range(10)]
-        for thread in callers:
-            thread.start()
+        callers = Callers(10, lambda n: _text(client.call_tool("hold", {"name": f"call-{n}"})))
         for n in range(10):
             assert gates.started(f"call-{n}").wait(5)
         closer = threading.Thread(target=client.close, name="test:closer")
         closer.start()
         closer.join(10)
         assert not closer.is_alive()
-        for thread in callers:
-            thread.join(5)
-        assert not any(thread.is_alive() for thread in callers)
-        assert len(outcomes) == 10
-        assert all(isinstance(outcome, ConnectionClosed) for outcome in outcomes), outcomes
+        assert callers.join(5)
+        assert len(callers.outcomes) == 10
+        assert all(isinstance(outcome, ConnectionClosed)
+                   for outcome in callers.outcomes), callers.outcomes
         with pytest.raises(ConnectionClosed):
             client.ping()
         client.close()  # idempotent

@@ -28,7 +28,7 @@ from mcp_sync.errors import (
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
-from tests.helpers import Gates, RawPeer
+from tests.helpers import Callers, Gates, RawPeer
 
 #: Text that must never reach a peer: it would tell it how the program is built.
 LEAK_MARKERS = ("Traceback", 'File "', ".py", "/work/", "site-packages")
@@ -347,22 +347,8 @@ def test_close_from_another_thread_with_32_calls_in_flight_shutdown_5(gates: Gat
         ctx.wait_cancelled(20)
         return name
 
-    outcomes: list[BaseException | str] = []
-    lock = threading.Lock()
     with connected(made, gates=gates, timeout=30) as (client, _):
-        def caller(n: int) -> None:
-            try:
-                outcome: BaseException | str = text_of(
-                    client.call_tool("hold", {"name": f"c{n}"}))
-            except BaseException as exc:
-                outcome = exc
-            with lock:
-                outcomes.append(outcome)
-
-        callers = [threading.Thread(target=caller, args=(n,), name=f"test:caller-{n}")
-                   for n in range(32)]
-        for thread in callers:
-            thread.start()
+        callers = Callers(32, lambda n: text_of(client.call_tool("hold", {"name": f"c{n}"})))
         for _ in range(8):
             assert running.acquire(timeout=5)
         client.ping(timeout=5)  # every call has been written and read by now
@@ -373,11 +359,10 @@ def test_close_from_another_thread_with_32_calls_in_flight_shutdown_5(gates: Gat
         closer.join(10)
         assert not closer.is_alive()
         assert time.monotonic() - began < 5.0
-        for thread in callers:
-            thread.join(5)
-        assert not any(thread.is_alive() for thread in callers)
-        assert len(outcomes) == 32
-        assert all(isinstance(outcome, ConnectionClosed) for outcome in outcomes), outcomes
+        assert callers.join(5)
+        assert len(callers.outcomes) == 32
+        assert all(isinstance(outcome, ConnectionClosed)
+                   for outcome in callers.outcomes), callers.outcomes
 
 
 @pytest.mark.timeout(30)
