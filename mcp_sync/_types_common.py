@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._model import Model
+from ._model import NO_EXTRA, Model
 
 _Meta = dict[str, Any] | None
 
@@ -34,7 +34,7 @@ class Annotations(Model):
     """Hints for the client about who a piece of data is for and how much it matters."""
     audience: list[Role] | None = None
     priority: float | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -42,7 +42,7 @@ class Implementation(Model):
     """The name and version of a client or server program."""
     name: str
     version: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -51,7 +51,7 @@ class TextResourceContents(Model):
     uri: str
     text: str
     mime_type: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -60,7 +60,7 @@ class BlobResourceContents(Model):
     uri: str
     blob: str
     mime_type: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 ResourceContents = TextResourceContents | BlobResourceContents
@@ -72,7 +72,7 @@ class TextContent(Model):
     type: Literal["text"] = "text"
     text: str
     annotations: Annotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -82,7 +82,7 @@ class ImageContent(Model):
     data: str
     mime_type: str
     annotations: Annotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -92,7 +92,7 @@ class AudioContent(Model):
     data: str
     mime_type: str
     annotations: Annotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -101,14 +101,14 @@ class EmbeddedResource(Model):
     type: Literal["resource"] = "resource"
     resource: ResourceContents
     annotations: Annotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class UnknownContent(Model):
     """A content item of a type unknown to this revision; its other members are in ``extra``."""
     type: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 Content = TextContent | ImageContent | AudioContent | EmbeddedResource | UnknownContent
@@ -122,7 +122,7 @@ SamplingContent = TextContent | ImageContent | AudioContent
 class RootsCapability(Model):
     """The client can list its roots."""
     list_changed: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -131,14 +131,14 @@ class ClientCapabilities(Model):
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: dict[str, Any] | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class PromptsCapability(Model):
     """The server offers prompts."""
     list_changed: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -146,14 +146,14 @@ class ResourcesCapability(Model):
     """The server offers resources, optionally with subscriptions and list updates."""
     subscribe: bool | None = None
     list_changed: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolsCapability(Model):
     """The server offers tools."""
     list_changed: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -165,4 +165,4 @@ class ServerCapabilities(Model):
     prompts: PromptsCapability | None = None
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA

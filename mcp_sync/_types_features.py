@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._model import Model
+from ._model import NO_EXTRA, Model
 from ._types_common import (
     Annotations,
     Content,
@@ -29,7 +29,7 @@ class ToolAnnotations(Model):
     destructive_hint: bool | None = None
     idempotent_hint: bool | None = None
     open_world_hint: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
     # TOOLS-9: what each hint means when the server left it out. These are hints from a
     # possibly untrusted server (TOOLS-10); base no safety decision on them alone.
@@ -61,7 +61,7 @@ class Tool(Model):
     input_schema: dict[str, Any]
     description: str | None = None
     annotations: ToolAnnotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -74,7 +74,7 @@ class Resource(Model):
     annotations: Annotations | None = None
     # AMBIG-22: the schema files disagree (integer vs number); any number is accepted.
     size: float | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -85,7 +85,7 @@ class ResourceTemplate(Model):
     description: str | None = None
     mime_type: str | None = None
     annotations: Annotations | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -94,7 +94,7 @@ class PromptArgument(Model):
     name: str
     description: str | None = None
     required: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -103,7 +103,7 @@ class Prompt(Model):
     name: str
     description: str | None = None
     arguments: list[PromptArgument] | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -111,7 +111,7 @@ class PromptMessage(Model):
     """One message of a prompt; unlike sampling it may embed resources."""
     role: Role
     content: Content
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -119,7 +119,7 @@ class PromptReference(Model):
     """Points at a prompt by name (for completion)."""
     type: Literal["ref/prompt"] = "ref/prompt"
     name: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -127,7 +127,7 @@ class ResourceReference(Model):
     """Points at a resource or resource template by URI (for completion)."""
     type: Literal["ref/resource"] = "ref/resource"
     uri: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 Reference = PromptReference | ResourceReference
@@ -138,7 +138,7 @@ class CompletionArgument(Model):
     """The argument being completed and what the user has typed so far."""
     name: str
     value: str
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -147,7 +147,7 @@ class Completion(Model):
     values: list[str]
     total: int | None = None
     has_more: bool | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 # --- Client features: sampling and roots --------------------------------------------------
@@ -158,14 +158,14 @@ class SamplingMessage(Model):
     """A message sent to or produced by a model during sampling (no embedded resources)."""
     role: Role
     content: SamplingContent
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class ModelHint(Model):
     """A model name fragment the client should try to match, in order of preference."""
     name: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -175,7 +175,7 @@ class ModelPreferences(Model):
     cost_priority: float | None = None
     speed_priority: float | None = None
     intelligence_priority: float | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -183,7 +183,7 @@ class Root(Model):
     """A directory or file (a ``file://`` URI) the server may work within."""
     uri: str
     name: str | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 # --- Results -------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ class Root(Model):
 class EmptyResult(Model):
     """A result with no content of its own (``ping``, subscriptions, ``logging/setLevel``)."""
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 Result = EmptyResult
@@ -207,7 +207,7 @@ class InitializeResult(Model):
     server_info: Implementation
     instructions: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -216,7 +216,7 @@ class ListResourcesResult(Model):
     resources: list[Resource]
     next_cursor: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -225,7 +225,7 @@ class ListResourceTemplatesResult(Model):
     resource_templates: list[ResourceTemplate]
     next_cursor: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -233,7 +233,7 @@ class ReadResourceResult(Model):
     """The contents read from a resource (possibly several sub-resources)."""
     contents: list[ResourceContents]
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -242,7 +242,7 @@ class ListPromptsResult(Model):
     prompts: list[Prompt]
     next_cursor: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -251,7 +251,7 @@ class GetPromptResult(Model):
     messages: list[PromptMessage]
     description: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -260,7 +260,7 @@ class ListToolsResult(Model):
     tools: list[Tool]
     next_cursor: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -269,7 +269,7 @@ class CallToolResult(Model):
     content: list[Content]
     is_error: bool | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -277,7 +277,7 @@ class CompleteResult(Model):
     """The server's completion suggestions."""
     completion: Completion
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -288,7 +288,7 @@ class CreateMessageResult(Model):
     model: str
     stop_reason: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
     @property
     def text(self) -> str | None:
@@ -301,4 +301,4 @@ class ListRootsResult(Model):
     """The client's current roots."""
     roots: list[Root]
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA

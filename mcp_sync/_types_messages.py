@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._model import Model
+from ._model import NO_EXTRA, Model
 from ._types_common import (
     ClientCapabilities,
     Implementation,
@@ -46,7 +46,7 @@ ProgressToken = str | int
 class _MetadataOnly(Model):
     """Parameters that carry nothing but metadata."""
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -54,7 +54,7 @@ class _Paginated(Model):
     """Parameters of a paginated list request."""
     cursor: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -64,7 +64,7 @@ class InitializeRequestParams(Model):
     capabilities: ClientCapabilities
     client_info: Implementation
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -87,7 +87,7 @@ class ReadResourceRequestParams(Model):
     """Parameters of ``resources/read``: the URI to read."""
     uri: str
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -95,7 +95,7 @@ class SubscribeRequestParams(Model):
     """Parameters of ``resources/subscribe``: the URI to watch."""
     uri: str
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -103,7 +103,7 @@ class UnsubscribeRequestParams(Model):
     """Parameters of ``resources/unsubscribe``: the URI to stop watching."""
     uri: str
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -117,7 +117,7 @@ class GetPromptRequestParams(Model):
     name: str
     arguments: dict[str, str] | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -131,7 +131,7 @@ class CallToolRequestParams(Model):
     name: str
     arguments: dict[str, Any] | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -139,7 +139,7 @@ class SetLevelRequestParams(Model):
     """Parameters of ``logging/setLevel``: the least severe level to receive."""
     level: LoggingLevel
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -148,7 +148,7 @@ class CompleteRequestParams(Model):
     ref: Reference
     argument: CompletionArgument
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -163,7 +163,7 @@ class CreateMessageRequestParams(Model):
     metadata: dict[str, Any] | None = None
     model_preferences: ModelPreferences | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -179,7 +179,7 @@ class InitializeRequest(Model):
     """The client's first request, opening the session."""
     method: Literal["initialize"] = "initialize"
     params: InitializeRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -187,7 +187,7 @@ class PingRequest(Model):
     """A liveness check either side may send; the answer is an empty result."""
     method: Literal["ping"] = "ping"
     params: PingRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -195,7 +195,7 @@ class ListResourcesRequest(Model):
     """Asks the server for (a page of) its resources."""
     method: Literal["resources/list"] = "resources/list"
     params: ListResourcesRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -203,7 +203,7 @@ class ListResourceTemplatesRequest(Model):
     """Asks the server for (a page of) its resource templates."""
     method: Literal["resources/templates/list"] = "resources/templates/list"
     params: ListResourceTemplatesRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -211,7 +211,7 @@ class ReadResourceRequest(Model):
     """Asks the server for the contents of a resource."""
     method: Literal["resources/read"] = "resources/read"
     params: ReadResourceRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -219,7 +219,7 @@ class SubscribeRequest(Model):
     """Asks the server to announce changes to a resource."""
     method: Literal["resources/subscribe"] = "resources/subscribe"
     params: SubscribeRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -227,7 +227,7 @@ class UnsubscribeRequest(Model):
     """Withdraws an earlier subscription to a resource."""
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
     params: UnsubscribeRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -235,7 +235,7 @@ class ListPromptsRequest(Model):
     """Asks the server for (a page of) its prompts."""
     method: Literal["prompts/list"] = "prompts/list"
     params: ListPromptsRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -243,7 +243,7 @@ class GetPromptRequest(Model):
     """Asks the server to render a prompt."""
     method: Literal["prompts/get"] = "prompts/get"
     params: GetPromptRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -251,7 +251,7 @@ class ListToolsRequest(Model):
     """Asks the server for (a page of) its tools."""
     method: Literal["tools/list"] = "tools/list"
     params: ListToolsRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -259,7 +259,7 @@ class CallToolRequest(Model):
     """Asks the server to run a tool."""
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -267,7 +267,7 @@ class SetLevelRequest(Model):
     """Sets the least severe log level the client wants to receive."""
     method: Literal["logging/setLevel"] = "logging/setLevel"
     params: SetLevelRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -275,7 +275,7 @@ class CompleteRequest(Model):
     """Asks the server for completions of a prompt or resource-template argument."""
     method: Literal["completion/complete"] = "completion/complete"
     params: CompleteRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -283,7 +283,7 @@ class CreateMessageRequest(Model):
     """The server asks the client to sample a model (the user stays in control)."""
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: CreateMessageRequestParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -291,7 +291,7 @@ class ListRootsRequest(Model):
     """The server asks the client for its roots."""
     method: Literal["roots/list"] = "roots/list"
     params: ListRootsRequestParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 # --- Notifications -------------------------------------------------------------------------
@@ -303,7 +303,7 @@ class CancelledNotificationParams(Model):
     request_id: RequestId
     reason: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -319,7 +319,7 @@ class ProgressNotificationParams(Model):
     total: float | None = None
     message: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -337,7 +337,7 @@ class ResourceUpdatedNotificationParams(Model):
     """Parameters of ``notifications/resources/updated``: the URI that changed."""
     uri: str
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -357,7 +357,7 @@ class LoggingMessageNotificationParams(Model):
     data: Any
     logger: str | None = None
     meta: _Meta = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -365,7 +365,7 @@ class CancelledNotification(Model):
     """Either side gives up on a request it sent; the answer, if any, will be ignored."""
     method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: CancelledNotificationParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -373,7 +373,7 @@ class InitializedNotification(Model):
     """The client confirms that initialization is complete."""
     method: Literal["notifications/initialized"] = "notifications/initialized"
     params: InitializedNotificationParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -381,7 +381,7 @@ class ProgressNotification(Model):
     """Reports progress on a long-running request that asked for it."""
     method: Literal["notifications/progress"] = "notifications/progress"
     params: ProgressNotificationParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -389,7 +389,7 @@ class RootsListChangedNotification(Model):
     """The client's set of roots has changed."""
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
     params: RootsListChangedNotificationParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -399,7 +399,7 @@ class ResourceListChangedNotification(Model):
         "notifications/resources/list_changed"
     )
     params: ResourceListChangedNotificationParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -407,7 +407,7 @@ class ResourceUpdatedNotification(Model):
     """A subscribed resource (or one below it) has changed."""
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
     params: ResourceUpdatedNotificationParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -417,7 +417,7 @@ class PromptListChangedNotification(Model):
         "notifications/prompts/list_changed"
     )
     params: PromptListChangedNotificationParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -425,7 +425,7 @@ class ToolListChangedNotification(Model):
     """The server's list of tools has changed."""
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
     params: ToolListChangedNotificationParams | None = None
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -433,7 +433,7 @@ class LoggingMessageNotification(Model):
     """A log record sent from the server to the client."""
     method: Literal["notifications/message"] = "notifications/message"
     params: LoggingMessageNotificationParams
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
+    extra: Mapping[str, Any] = NO_EXTRA
 
 
 # --- Unions by direction and method tables -----------------------------------------------
