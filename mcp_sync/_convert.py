@@ -28,6 +28,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.v import format_exception
 
 from mcp_sync import types
+from mcp_sync._fast_structure import compile_structure
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "to_wire"]
@@ -232,7 +233,7 @@ def _mapping_hook(conv: cattrs.Converter, mapping_type: Any) -> StructureHook:
 # --- Attrs classes -------------------------------------------------------------------------
 
 
-def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHook:
+def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: bool) -> StructureHook:
     fields = attrs.fields(cls)
     overrides: dict[str, Any] = {f.name: override(rename=_wire_name(f.name)) for f in fields}
     overrides["extra"] = override(rename=_EXTRA_KEY, struct_hook=_keep)
@@ -248,8 +249,15 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHo
     # A discriminator has a default for the caller's convenience, yet must be on the wire.
     must_have = found[0] if found is not None and found[1] is not None else None
     must_have_type = attrs.fields_dict(cls)[must_have].type if must_have else None
+    fast = (compile_structure(cls, conv.get_structure_hook, _wire_name, must_have)
+            if fast_path else None)
 
     def structure_class(value: Any, _: Any) -> Any:
+        if fast is not None and value.__class__ is dict:
+            try:
+                return fast(value)
+            except Exception:
+                pass
         if not isinstance(value, dict):
             raise _fail("object", value)
         if must_have is not None and must_have not in value:
@@ -259,6 +267,7 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHo
             value = {**value, _EXTRA_KEY: unknown}
         return generated(value, cls)
 
+    structure_class.fast = fast  # type: ignore[attr-defined] # read by the union hooks
     return structure_class
 
 
@@ -316,9 +325,19 @@ def _tag_hook(
     table = {tag: member for member, tag in tags.items() if tag is not None}
     fallback = next((member for member, tag in tags.items() if tag is None), None)
     hooks = {member: conv.get_structure_hook(member) for member in tags}
+    fast_by_tag = {tag: fast for tag, member in table.items()
+                   if (fast := getattr(hooks[member], "fast", None)) is not None}
     expected = ", ".join(repr(tag) for tag in table)
 
     def by_tag(value: Any, _: Any) -> Any:
+        if value.__class__ is dict:
+            tag = value.get(key)
+            fast = fast_by_tag.get(tag) if tag.__class__ is str else None
+            if fast is not None:
+                try:
+                    return fast(value)
+                except Exception:
+                    pass
         if not isinstance(value, dict):
             raise _fail("object", value)
         tag = value.get(key)
@@ -381,8 +400,12 @@ def _unstructure_union_hook(conv: cattrs.Converter, union: Any) -> UnstructureHo
 # --- The converter -------------------------------------------------------------------------
 
 
-def make_converter() -> cattrs.Converter:
-    """Build a converter for the MCP types, with strict, lossless primitive hooks."""
+def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
+    """Build a converter for the MCP types, with strict, lossless primitive hooks.
+
+    Without ``fast_path`` every class is decoded by the detailed structuring alone; the
+    tests compare the two.
+    """
     conv = cattrs.Converter(detailed_validation=True)
 
     for primitive, hook in (
@@ -397,7 +420,8 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_list, lambda t: _list_hook(conv, t))
     conv.register_structure_hook_factory(_is_mapping, lambda t: _mapping_hook(conv, t))
     conv.register_structure_hook_factory(_is_class_union, lambda t: _union_hook(conv, t))
-    conv.register_structure_hook_factory(attrs.has, lambda t: _structure_class_hook(conv, t))
+    conv.register_structure_hook_factory(
+        attrs.has, lambda t: _structure_class_hook(conv, t, fast_path))
 
     conv.register_unstructure_hook_factory(_is_mapping, lambda _: _keep)
     conv.register_unstructure_hook_factory(
@@ -461,10 +485,10 @@ def to_wire(obj: Any) -> Any:
     return converter.unstructure(obj)
 
 
-def from_wire(data: Any, cls: type[T]) -> T:
+def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter) -> T:
     """Decode JSON data into ``cls``, raising :class:`InvalidParams` if it does not fit."""
     try:
-        return converter.structure(data, cls)
+        return using.structure(data, cls)
     except StructureHandlerNotFoundError:
         raise
     except Exception as exc:

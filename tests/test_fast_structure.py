@@ -1,0 +1,161 @@
+"""The fast structuring path decodes exactly what the detailed path decodes.
+
+``mcp_sync._fast_structure`` compiles, per class, a straight-line decoder for plainly valid
+data and hands anything else to cattrs' detailed structuring. These tests hold the two to
+the same answers: every schema sample, and the same samples with one member changed to any
+JSON value or removed, must give an equal instance (equal as JSON too, so ``1`` and
+``True`` are told apart) or the same error message from both. The digest IDs concerned are
+those of the member types: GEN-2 (any Unicode text), PROGRESS-4 and CONTENT-6 (numbers keep
+their type), JSONRPC-11 (``_meta`` is kept), CONTENT-1..5 (content unions).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_sync import _convert, types
+from mcp_sync._convert import converter, from_wire, to_wire
+from mcp_sync._model import NO_EXTRA
+from mcp_sync.errors import InvalidParams
+
+from .strategies import json_values
+from .test_types import CLASS_DEFS, UNIONS, VARIANTS, same_json, sample
+
+DETAILED = _convert.make_converter(fast_path=False)
+CASES = [(name, variant) for name in CLASS_DEFS for variant in VARIANTS]
+
+
+def decode(data: Any, cls: Any, using: Any) -> tuple[str, Any]:
+    try:
+        return "ok", from_wire(copy.deepcopy(data), cls, using)
+    except InvalidParams as exc:
+        return "error", str(exc)
+
+
+def assert_same_outcome(data: Any, cls: Any) -> None:
+    fast = decode(data, cls, converter)
+    detailed = decode(data, cls, DETAILED)
+    assert fast[0] == detailed[0], f"fast {fast!r} but detailed {detailed!r} for {data!r}"
+    if fast[0] == "error":
+        assert fast[1] == detailed[1]
+        return
+    assert type(fast[1]) is type(detailed[1])
+    assert fast[1] == detailed[1]
+    assert same_json(to_wire(fast[1]), to_wire(detailed[1]))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in ``value`` a member or an item can be replaced or removed."""
+    found = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+def _changed(document: Any, path: tuple[Any, ...], new: Any, delete: bool) -> Any:
+    changed = copy.deepcopy(document)
+    target = changed
+    for key in path[:-1]:
+        target = target[key]
+    if delete:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = new
+    return changed
+
+
+def test_every_class_has_a_fast_path() -> None:
+    """A class silently left on the slow path would only show up in the benchmarks."""
+    slow = [name for name in CLASS_DEFS
+            if getattr(converter.get_structure_hook(getattr(types, name)), "fast", None) is None]
+    assert slow == []
+
+
+@pytest.mark.parametrize(("name", "variant"), CASES)
+def test_schema_samples_decode_alike(name: str, variant: str) -> None:
+    assert_same_outcome(sample(name, variant), getattr(types, name))
+
+
+@pytest.mark.parametrize("union", sorted(set(UNIONS) - {"ClientResult", "ServerResult"}))
+def test_union_samples_decode_alike(union: str) -> None:
+    for member in attrs_members(UNIONS[union]):
+        for variant in VARIANTS:
+            assert_same_outcome(sample(member.__name__, variant), UNIONS[union])
+
+
+def attrs_members(union: Any) -> list[type[Any]]:
+    return [m for m in getattr(union, "__args__", ()) if attrs.has(m)]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_one_member_changed_decodes_alike(data: st.DataObject) -> None:
+    name, variant = data.draw(st.sampled_from(CASES))
+    document = sample(name, variant)
+    paths = _paths(document)
+    if not paths:
+        assert_same_outcome(data.draw(json_values(4)), getattr(types, name))
+        return
+    path = data.draw(st.sampled_from(paths))
+    delete = data.draw(st.booleans())
+    new = None if delete else data.draw(
+        json_values(4) | st.sampled_from([True, False, 0, 1, 1.0, "", None, [], {}]))
+    assert_same_outcome(_changed(document, path, new, delete), getattr(types, name))
+
+
+@pytest.mark.parametrize("bad", [
+    {"type": "text", "text": 1},
+    {"type": "text"},
+    {"text": "no type"},
+    {"type": "text", "text": "x", "annotations": {"priority": "high"}},
+    {"type": "text", "text": "x", "annotations": {"audience": ["robot"]}},
+    {"type": "image", "data": "AA==", "mimeType": None},
+    {"type": "text", "text": "x", "annotations": []},
+])
+def test_content_errors_name_the_member_content_1(bad: dict[str, Any]) -> None:
+    """An item the fast path refuses still gets the detailed path's exact error."""
+    document = {"content": [{"type": "text", "text": "fine"}, bad]}
+    with pytest.raises(InvalidParams) as fast:
+        from_wire(document, types.CallToolResult)
+    with pytest.raises(InvalidParams) as detailed:
+        from_wire(document, types.CallToolResult, DETAILED)
+    assert str(fast.value) == str(detailed.value)
+    assert "$.content[1]" in str(fast.value)
+
+
+def test_unknown_members_are_kept_in_extra() -> None:
+    item = from_wire({"type": "text", "text": "x", "x-new": [1]}, types.TextContent)
+    assert dict(item.extra) == {"x-new": [1]}
+    assert to_wire(item) == {"type": "text", "text": "x", "x-new": [1]}
+
+
+def test_instances_share_one_read_only_empty_extra() -> None:
+    built = types.TextContent(text="x")
+    decoded = from_wire({"type": "text", "text": "x"}, types.TextContent)
+    assert built.extra is NO_EXTRA and decoded.extra is NO_EXTRA
+    assert built == decoded and repr(decoded) == repr(built)
+    with pytest.raises(TypeError):
+        decoded.extra["x"] = 1  # type: ignore[index]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        decoded.text = "changed"  # type: ignore[misc]
+
+
+def test_large_result_decodes_alike() -> None:
+    """The case the fast path exists for: a result of many small items."""
+    wire = {"content": [{"type": "text", "text": f"item {i}"} for i in range(2000)],
+            "isError": False, "_meta": {"k": 1}}
+    text = json.dumps(wire)
+    fast = from_wire(json.loads(text), types.CallToolResult)
+    assert fast == from_wire(json.loads(text), types.CallToolResult, DETAILED)
+    assert same_json(to_wire(fast), wire)
