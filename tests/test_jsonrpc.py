@@ -36,7 +36,7 @@ from mcp_sync.jsonrpc import (
     parse_message,
     to_wire,
 )
-from tests.conftest import schema_errors, validator
+from tests.conftest import WireLog, schema_errors, validator
 
 PARSE = ErrorCode.PARSE_ERROR
 INVALID = ErrorCode.INVALID_REQUEST
@@ -502,6 +502,28 @@ def test_encode_refuses_non_finite_numbers(value: float) -> None:
     """JSONRPC-8: NaN and infinities are not JSON; nothing invalid is ever produced."""
     with pytest.raises(ValueError):
         encode(Response(1, {"value": value}))
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = {"down": [value]}
+    return value
+
+
+def test_encode_refuses_self_reference_and_runaway_nesting(wire: WireLog) -> None:
+    """JSONRPC-8: a value that is no finite JSON text is a ValueError, never a hang."""
+    looped: dict[str, Any] = {"name": "loop"}
+    looped["self"] = [looped]
+    # The schema check of the conftest cannot walk these either; neither is ever sent.
+    with wire.allow_invalid():
+        with pytest.raises(ValueError, match="refers to itself"):
+            encode(Response(1, looped))
+        with pytest.raises(ValueError, match="nested too deeply"):
+            encode(Notification("notifications/message",
+                                {"level": "info", "data": _nested(100_000)}))
+    # Deep but ordinary nesting is still encoded.
+    assert json.loads(encode(Response(2, _nested(100))))["result"]["down"][0]["down"]
 
 
 def test_encode_refuses_empty_and_mixed_batches() -> None:
