@@ -179,8 +179,21 @@ def _is_mapping(t: Any) -> bool:
 def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
     item_type = (get_args(list_type) or (Any,))[0]
     item_hook = conv.get_structure_hook(item_type)
+    # Items of a class, or of a union told apart by a tag, may skip the per-item hook: a
+    # list of 10,000 content items is the common large result.
+    fast = getattr(item_hook, "fast", None)
+    tagged: tuple[str, dict[str, Any]] | None = getattr(item_hook, "fast_by_tag", None)
 
     def structure_list(value: Any, _: Any) -> list[Any]:
+        if value.__class__ is list:
+            try:
+                if tagged is not None:
+                    key, table = tagged
+                    return [table[item[key]](item) for item in value]
+                if fast is not None:
+                    return [fast(item) for item in value]
+            except Exception:
+                pass  # the item hooks below find and report the problem
         if not isinstance(value, list):
             raise _fail("array", value)
         try:
@@ -257,7 +270,7 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
             try:
                 return fast(value)
             except Exception:
-                pass
+                pass  # the detailed path below finds and reports the problem
         if not isinstance(value, dict):
             raise _fail("object", value)
         if must_have is not None and must_have not in value:
@@ -337,7 +350,7 @@ def _tag_hook(
                 try:
                     return fast(value)
                 except Exception:
-                    pass
+                    pass  # the detailed path below finds and reports the problem
         if not isinstance(value, dict):
             raise _fail("object", value)
         tag = value.get(key)
@@ -351,6 +364,7 @@ def _tag_hook(
             cls = fallback
         return hooks[cls](value, cls)
 
+    by_tag.fast_by_tag = (key, fast_by_tag)  # type: ignore[attr-defined] # read by lists
     return by_tag
 
 
@@ -397,14 +411,31 @@ def _unstructure_union_hook(conv: cattrs.Converter, union: Any) -> UnstructureHo
     return unstructure_union
 
 
+def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> UnstructureHook:
+    item_type = (get_args(list_type) or (Any,))[0]
+    members = get_args(item_type) if _is_union(item_type) else (item_type,)
+    if not all(attrs.has(m) for m in members):
+        return lambda value: [conv.unstructure(item) for item in value]
+    # One lookup by class per item instead of a call through the union's hook.
+    by_class = {m: conv.get_unstructure_hook(m) for m in members}
+
+    def unstructure_list(value: Any) -> list[Any]:
+        try:
+            return [by_class[item.__class__](item) for item in value]
+        except KeyError:  # a subclass, or something else the converter may know
+            return [conv.unstructure(item) for item in value]
+
+    return unstructure_list
+
+
 # --- The converter -------------------------------------------------------------------------
 
 
 def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
     """Build a converter for the MCP types, with strict, lossless primitive hooks.
 
-    Without ``fast_path`` every class is decoded by the detailed structuring alone; the
-    tests compare the two.
+    Without ``fast_path`` every class is decoded by the detailed structuring alone and
+    lists are encoded by cattrs' own hook; the tests compare the two.
     """
     conv = cattrs.Converter(detailed_validation=True)
 
@@ -424,6 +455,9 @@ def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
         attrs.has, lambda t: _structure_class_hook(conv, t, fast_path))
 
     conv.register_unstructure_hook_factory(_is_mapping, lambda _: _keep)
+    if fast_path:
+        conv.register_unstructure_hook_factory(
+            _is_list, lambda t: _unstructure_list_hook(conv, t))
     conv.register_unstructure_hook_factory(
         _is_union, lambda t: _unstructure_union_hook(conv, t)
     )
@@ -480,9 +514,9 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
     return found
 
 
-def to_wire(obj: Any) -> Any:
+def to_wire(obj: Any, using: cattrs.Converter = converter) -> Any:
     """Turn a :mod:`mcp_sync.types` object (or a list of them) into JSON-ready data."""
-    return converter.unstructure(obj)
+    return using.unstructure(obj)
 
 
 def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter) -> T:

@@ -1,4 +1,4 @@
-"""The fast structuring path decodes exactly what the detailed path decodes.
+"""The fast paths decode and encode exactly what the detailed paths do.
 
 ``mcp_sync._fast_structure`` compiles, per class, a straight-line decoder for plainly valid
 data and hands anything else to cattrs' detailed structuring. These tests hold the two to
@@ -48,7 +48,7 @@ def assert_same_outcome(data: Any, cls: Any) -> None:
         return
     assert type(fast[1]) is type(detailed[1])
     assert fast[1] == detailed[1]
-    assert same_json(to_wire(fast[1]), to_wire(detailed[1]))
+    assert same_json(to_wire(fast[1]), to_wire(detailed[1], DETAILED))
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -159,3 +159,16 @@ def test_large_result_decodes_alike() -> None:
     fast = from_wire(json.loads(text), types.CallToolResult)
     assert fast == from_wire(json.loads(text), types.CallToolResult, DETAILED)
     assert same_json(to_wire(fast), wire)
+
+
+def test_list_items_of_an_unlisted_class_are_still_encoded_content_1() -> None:
+    """The per-class table of the list encoder falls back to the converter for a subclass."""
+
+    @attrs.frozen(kw_only=True, repr=False, eq=False)
+    class Stamped(types.TextContent):
+        stamp: str = "now"
+
+    result = types.CallToolResult(content=[types.TextContent(text="a"),
+                                           Stamped(text="b", stamp="later")])
+    assert to_wire(result) == to_wire(result, DETAILED) == {"content": [
+        {"type": "text", "text": "a"}, {"type": "text", "text": "b", "stamp": "later"}]}
