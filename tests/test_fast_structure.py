@@ -161,6 +161,15 @@ def test_large_result_decodes_alike() -> None:
     assert same_json(to_wire(fast), wire)
 
 
+def test_decoded_items_share_the_declared_tag_string() -> None:
+    """json.loads makes a fresh "text" per item; a large result keeps one, not 10,000."""
+    text = json.dumps({"content": [{"type": "text", "text": f"item {i}"} for i in range(3)]})
+    items = from_wire(json.loads(text), types.CallToolResult).content
+    assert all(item.type is items[0].type for item in items)
+    with pytest.raises(InvalidParams, match="type"):
+        from_wire({"type": "texts", "text": "x"}, types.TextContent)
+
+
 def test_list_items_of_an_unlisted_class_are_still_encoded_content_1() -> None:
     """The per-class table of the list encoder falls back to the converter for a subclass."""
 
