@@ -185,7 +185,11 @@ class Watchdog:
         self._threads = threads
         self._pending = pending
         self._canceller = canceller
-        self._heap: list[tuple[float, int, Call]] = []
+        # Entries name a call by its id and are checked against ``pending`` when due. They
+        # hold no Call: an answered call's entry may wait in the heap a long time, and a
+        # Call keeps its Future, and so the whole answer, alive (64 answers of 10,000
+        # items each were once kept, and scanned by every full garbage collection).
+        self._heap: list[tuple[float, int, RequestId]] = []
         self._seq = itertools.count()
         self._cond = threading.Condition(lock)
         self._started = False
@@ -197,9 +201,9 @@ class Watchdog:
         if deadline is None:
             return
         first = not self._heap or deadline < self._heap[0][0]
-        heapq.heappush(self._heap, (deadline, next(self._seq), call))
+        heapq.heappush(self._heap, (deadline, next(self._seq), call.request_id))
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._pending):
-            self._heap = [entry for entry in self._heap if entry[2].request_id in self._pending]
+            self._heap = [entry for entry in self._heap if entry[2] in self._pending]
             heapq.heapify(self._heap)
         if not self._started:
             self._started = True
@@ -232,11 +236,16 @@ class Watchdog:
                     return
                 now = time.monotonic()
                 while self._heap and self._heap[0][0] <= now:
-                    _, _, call = heapq.heappop(self._heap)
-                    if self._pending.get(call.request_id) is not call:
+                    _, _, request_id = heapq.heappop(self._heap)
+                    call = self._pending.get(request_id)
+                    if call is None:
                         continue
-                    if call.deadline is not None and call.deadline > now:
-                        heapq.heappush(self._heap, (call.deadline, next(self._seq), call))
+                    # The call's own deadline decides: progress may have moved it back, and
+                    # the entry may even be an older call's with the same id.
+                    if call.deadline is None or call.deadline > now:
+                        if call.deadline is not None:
+                            heapq.heappush(self._heap,
+                                           (call.deadline, next(self._seq), request_id))
                         continue
                     del self._pending[call.request_id]
                     expired.append((call, self._canceller.give_up(call, "timed out")))
