@@ -17,7 +17,7 @@ import base64
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -39,6 +39,7 @@ _CONTENT_CLASSES = (
     types.TextContent, types.ImageContent, types.AudioContent, types.EmbeddedResource,
     types.UnknownContent,
 )
+_CONTENT_CLASS_SET = frozenset(_CONTENT_CLASSES)
 _RESOURCE_CONTENTS = (types.TextResourceContents, types.BlobResourceContents)
 _MEDIA = (Image, Audio)
 _ROLES = ("user", "assistant")
@@ -104,7 +105,10 @@ def to_content(value: Any) -> list[types.Content]:
         return []
     if isinstance(value, (list, tuple)) and value and any(
             _is_content_like(item) for item in value):
-        return [_one_item(item) for item in value]
+        # Content objects, the items of a large result, are taken without a call each.
+        return cast("list[types.Content]", [
+            item if item.__class__ in _CONTENT_CLASS_SET else _one_item(item)
+            for item in value])
     return [_one_item(value)]
 
 

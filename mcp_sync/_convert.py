@@ -29,6 +29,7 @@ from cattrs.v import format_exception
 
 from mcp_sync import types
 from mcp_sync._fast_structure import compile_structure
+from mcp_sync._model import NO_EXTRA
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "to_wire"]
@@ -302,6 +303,7 @@ def _unstructure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> Unstructu
                     result[key] = item
         return result
 
+    unstructure_class.plain = generated  # type: ignore[attr-defined] # for an empty extra
     return unstructure_class
 
 
@@ -416,13 +418,16 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
     members = get_args(item_type) if _is_union(item_type) else (item_type,)
     if not all(attrs.has(m) for m in members):
         return lambda value: [conv.unstructure(item) for item in value]
-    # One lookup by class per item instead of a call through the union's hook.
+    # One lookup by class per item instead of a call through the union's hook, and for
+    # an item with nothing in ``extra`` (nearly every one) straight to cattrs' function.
     by_class = {m: conv.get_unstructure_hook(m) for m in members}
+    plain = {m: getattr(hook, "plain", hook) for m, hook in by_class.items()}
 
     def unstructure_list(value: Any) -> list[Any]:
         try:
-            return [by_class[item.__class__](item) for item in value]
-        except KeyError:  # a subclass, or something else the converter may know
+            return [plain[item.__class__](item) if item.extra is NO_EXTRA
+                    else by_class[item.__class__](item) for item in value]
+        except (KeyError, AttributeError):  # a subclass, or something else entirely
             return [conv.unstructure(item) for item in value]
 
     return unstructure_list

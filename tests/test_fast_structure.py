@@ -170,6 +170,16 @@ def test_decoded_items_share_the_declared_tag_string() -> None:
         from_wire({"type": "texts", "text": "x"}, types.TextContent)
 
 
+def test_list_items_with_extra_members_keep_them_content_1() -> None:
+    """The list encoder skips the extra step for items without extra, not for the rest."""
+    result = types.CallToolResult(content=[
+        types.TextContent(text="a", extra={"x-new": [1]}), types.TextContent(text="b"),
+        types.TextContent(text="c", extra={})])
+    assert to_wire(result) == to_wire(result, DETAILED) == {"content": [
+        {"type": "text", "text": "a", "x-new": [1]}, {"type": "text", "text": "b"},
+        {"type": "text", "text": "c"}]}
+
+
 def test_list_items_of_an_unlisted_class_are_still_encoded_content_1() -> None:
     """The per-class table of the list encoder falls back to the converter for a subclass."""
 
