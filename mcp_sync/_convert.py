@@ -28,7 +28,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.v import format_exception
 
 from mcp_sync import types
-from mcp_sync._fast_structure import compile_structure
+from mcp_sync._fast_structure import compile_list_structure, compile_structure
 from mcp_sync._model import NO_EXTRA
 from mcp_sync.errors import InvalidParams
 
@@ -180,19 +180,23 @@ def _is_mapping(t: Any) -> bool:
 def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
     item_type = (get_args(list_type) or (Any,))[0]
     item_hook = conv.get_structure_hook(item_type)
-    # Items of a class, or of a union told apart by a tag, may skip the per-item hook: a
-    # list of 10,000 content items is the common large result.
-    fast = getattr(item_hook, "fast", None)
-    tagged: tuple[str, dict[str, Any]] | None = getattr(item_hook, "fast_by_tag", None)
+    # Items of a class, or of a union told apart by a tag, are decoded in one loop with
+    # no hook call per item: a list of 10,000 content items is the common large result.
+    fast_list = None
+    spec: tuple[type[Any], str | None] | None = getattr(item_hook, "fast_spec", None)
+    tagged: tuple[str, dict[str | None, tuple[type[Any], str | None]]] | None = getattr(
+        item_hook, "fast_specs_by_tag", None)
+    if spec is not None:
+        fast_list = compile_list_structure({None: spec}, None, conv.get_structure_hook,
+                                           _wire_name)
+    elif tagged is not None and tagged[1]:
+        fast_list = compile_list_structure(tagged[1], tagged[0], conv.get_structure_hook,
+                                           _wire_name)
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        if value.__class__ is list:
+        if fast_list is not None and value.__class__ is list:
             try:
-                if tagged is not None:
-                    key, table = tagged
-                    return [table[item[key]](item) for item in value]
-                if fast is not None:
-                    return [fast(item) for item in value]
+                return fast_list(value)
             except Exception:
                 pass  # the item hooks below find and report the problem
         if not isinstance(value, list):
@@ -281,7 +285,9 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
             value = {**value, _EXTRA_KEY: unknown}
         return generated(value, cls)
 
-    structure_class.fast = fast  # type: ignore[attr-defined] # read by the union hooks
+    # Read by the union and list hooks, which compile the same decoding into their own.
+    structure_class.fast = fast  # type: ignore[attr-defined]
+    structure_class.fast_spec = (cls, must_have) if fast else None  # type: ignore[attr-defined]
     return structure_class
 
 
@@ -342,6 +348,8 @@ def _tag_hook(
     hooks = {member: conv.get_structure_hook(member) for member in tags}
     fast_by_tag = {tag: fast for tag, member in table.items()
                    if (fast := getattr(hooks[member], "fast", None)) is not None}
+    fast_specs = {tag: spec for tag, member in table.items()
+                  if (spec := getattr(hooks[member], "fast_spec", None)) is not None}
     expected = ", ".join(repr(tag) for tag in table)
 
     def by_tag(value: Any, _: Any) -> Any:
@@ -366,7 +374,7 @@ def _tag_hook(
             cls = fallback
         return hooks[cls](value, cls)
 
-    by_tag.fast_by_tag = (key, fast_by_tag)  # type: ignore[attr-defined] # read by lists
+    by_tag.fast_specs_by_tag = (key, fast_specs)  # type: ignore[attr-defined] # for lists
     return by_tag
 
 

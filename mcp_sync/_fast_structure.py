@@ -23,9 +23,10 @@ import attrs
 
 from mcp_sync._model import NO_EXTRA
 
-__all__ = ["Unfit", "compile_structure"]
+__all__ = ["Unfit", "compile_list_structure", "compile_structure"]
 
 FastStructure = Callable[[dict[str, Any]], Any]
+FastListStructure = Callable[[list[Any]], list[Any]]
 HookLookup = Callable[[Any], Callable[[Any, Any], Any]]
 
 
@@ -94,6 +95,56 @@ def _fills_slots_directly(cls: type[Any]) -> bool:
     return True
 
 
+def _body(cls: type[Any], names: _Names, hooks: HookLookup,
+          wire_name: Callable[[str], str], must_have: str | None) -> list[str] | None:
+    """Lines that decode the dict ``value`` into a new instance ``obj`` of ``cls``."""
+    fields = attrs.fields(cls)
+    if "extra" not in attrs.fields_dict(cls) or not _fills_slots_directly(cls):
+        return None
+    known = names.add(frozenset(wire_name(f.name) for f in fields if f.name != "extra"))
+    missing = names.add(object())
+    lines = [
+        f"extra = NO_EXTRA if {known}.issuperset(value) else "
+        f"{{k: v for k, v in value.items() if k not in {known}}}",
+        "get = value.get",
+    ]
+    assigned: list[tuple[str, str]] = []
+    for index, field in enumerate(fields):
+        if field.name == "extra":
+            continue
+        if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            return None
+        var = f"v{index}"
+        wire = repr(wire_name(field.name))
+        checks = _check_lines(var, field.type, names, hooks)
+        if field.default is attrs.NOTHING or field.name == must_have:
+            lines.append(f"{var} = value[{wire}]")
+            lines.extend(checks)
+        else:
+            default = names.add(field.default)
+            lines.append(f"{var} = get({wire}, {missing})")
+            lines.append(f"if {var} is {missing}:")
+            lines.append(f"    {var} = {default}")
+            if checks:
+                lines.append("else:")
+                lines.extend(f"    {line}" for line in checks)
+        assigned.append((field.name, var))
+    assigned.append(("extra", "extra"))
+    lines.append(f"obj = new({names.add(cls)})")
+    for name, var in assigned:
+        setter = names.add(getattr(cls, name).__set__)
+        lines.append(f"{setter}(obj, {var})")
+    return lines
+
+
+def _compile(lines: list[str], names: _Names, label: str) -> Any:
+    # A missing required member raises KeyError rather than Unfit; the caller treats any
+    # exception alike, by running the detailed path.
+    namespace = {"NO_EXTRA": NO_EXTRA, "UNFIT": Unfit, "new": object.__new__, **names.values}
+    exec(compile("\n".join(lines), f"<mcp_sync fast structure {label}>", "exec"), namespace)
+    return namespace["structure"]
+
+
 def compile_structure(
     cls: type[Any],
     hooks: HookLookup,
@@ -106,49 +157,44 @@ def compile_structure(
     wire spelling of a field, and ``must_have`` a field with a default that must
     nevertheless be on the wire (a discriminator).
     """
-    fields = attrs.fields(cls)
-    if "extra" not in attrs.fields_dict(cls) or not _fills_slots_directly(cls):
-        return None
     names = _Names()
-    known = names.add(frozenset(wire_name(f.name) for f in fields if f.name != "extra"))
-    missing = names.add(object())
-    lines = [
-        "def structure(value):",
-        f"    extra = NO_EXTRA if {known}.issuperset(value) else "
-        f"{{k: v for k, v in value.items() if k not in {known}}}",
-        "    get = value.get",
-    ]
-    assigned: list[tuple[str, str]] = []
-    for index, field in enumerate(fields):
-        if field.name == "extra":
-            continue
-        if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+    body = _body(cls, names, hooks, wire_name, must_have)
+    if body is None:
+        return None
+    lines = ["def structure(value):", *(f"    {line}" for line in body), "    return obj"]
+    structure: FastStructure = _compile(lines, names, cls.__name__)
+    return structure
+
+
+def compile_list_structure(
+    members: Mapping[str | None, tuple[type[Any], str | None]],
+    tag_key: str | None,
+    hooks: HookLookup,
+    wire_name: Callable[[str], str],
+) -> FastListStructure | None:
+    """The fast structuring function of a whole list, or None if it has none.
+
+    ``members`` maps each tag to its class and that class's ``must_have``; without
+    ``tag_key`` it holds one class under None. The items are decoded in one loop, with no
+    call per item: that call was a quarter of the time a 10,000-item list took.
+    """
+    names = _Names()
+    lines = ["def structure(values):", "    out = []", "    append = out.append",
+             "    for value in values:", "        if value.__class__ is not dict: raise UNFIT"]
+    if tag_key is not None:
+        lines.append(f"        tag = value[{tag_key!r}]")
+    for index, (tag, (cls, must_have)) in enumerate(members.items()):
+        body = _body(cls, names, hooks, wire_name, must_have)
+        if body is None:
             return None
-        var = f"v{index}"
-        wire = repr(wire_name(field.name))
-        checks = _check_lines(var, field.type, names, hooks)
-        if field.default is attrs.NOTHING or field.name == must_have:
-            lines.append(f"    {var} = value[{wire}]")
-            lines.extend(f"    {line}" for line in checks)
-        else:
-            default = names.add(field.default)
-            lines.append(f"    {var} = get({wire}, {missing})")
-            lines.append(f"    if {var} is {missing}:")
-            lines.append(f"        {var} = {default}")
-            if checks:
-                lines.append("    else:")
-                lines.extend(f"        {line}" for line in checks)
-        assigned.append((field.name, var))
-    assigned.append(("extra", "extra"))
-    lines.append(f"    obj = new({names.add(cls)})")
-    for name, var in assigned:
-        setter = names.add(getattr(cls, name).__set__)
-        lines.append(f"    {setter}(obj, {var})")
-    lines.append("    return obj")
-    # A missing required member raises KeyError rather than Unfit; the caller treats any
-    # exception alike, by running the detailed path.
-    namespace = {"NO_EXTRA": NO_EXTRA, "UNFIT": Unfit, "new": object.__new__, **names.values}
-    exec(compile("\n".join(lines), f"<mcp_sync fast structure {cls.__name__}>", "exec"),
-         namespace)
-    structure: FastStructure = namespace["structure"]
+        if tag_key is None:
+            lines.extend(f"        {line}" for line in body)
+            continue
+        lines.append(f"        {'if' if index == 0 else 'elif'} tag == {tag!r}:")
+        lines.extend(f"            {line}" for line in body)
+    if tag_key is not None:
+        lines.extend(["        else:", "            raise UNFIT"])
+    lines.extend(["        append(obj)", "    return out"])
+    label = "list of " + "|".join(cls.__name__ for cls, _ in members.values())
+    structure: FastListStructure = _compile(lines, names, label)
     return structure

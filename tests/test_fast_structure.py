@@ -134,6 +134,38 @@ def test_content_errors_name_the_member_content_1(bad: dict[str, Any]) -> None:
     assert "$.content[1]" in str(fast.value)
 
 
+def test_lists_of_every_member_and_of_unknown_kinds_decode_alike_content_1() -> None:
+    """A list decoded in one loop: each tag its own class, an unknown tag (the detailed
+    path's fallback class) or an item with extra members included."""
+    blob = {"uri": "a://b", "blob": "AA=="}
+    content = [
+        {"type": "text", "text": "a"},
+        {"type": "image", "data": "AA==", "mimeType": "image/png"},
+        {"type": "audio", "data": "AA==", "mimeType": "audio/wav",
+         "annotations": {"priority": 0.5}},
+        {"type": "resource", "resource": blob},
+        {"type": "text", "text": "b", "x-new": {"k": [1]}},
+    ]
+    for items in (content, [*content, {"type": "hologram", "depth": 3}]):
+        fast = from_wire({"content": items}, types.CallToolResult)
+        assert fast == from_wire({"content": items}, types.CallToolResult, DETAILED)
+        assert same_json(to_wire(fast), {"content": items})
+    tools = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(3)]
+    listed = from_wire({"tools": tools}, types.ListToolsResult)
+    assert listed == from_wire({"tools": tools}, types.ListToolsResult, DETAILED)
+    assert [tool.name for tool in listed.tools] == ["t0", "t1", "t2"]
+
+
+def test_a_list_that_is_not_plain_gets_the_detailed_error() -> None:
+    for content, where in (([{"type": "text", "text": "a"}, "b"], "$.content[1]"),
+                           ({"type": "text", "text": "a"}, "$.content")):
+        with pytest.raises(InvalidParams) as fast:
+            from_wire({"content": content}, types.CallToolResult)
+        with pytest.raises(InvalidParams) as detailed:
+            from_wire({"content": content}, types.CallToolResult, DETAILED)
+        assert str(fast.value) == str(detailed.value) and where in str(fast.value)
+
+
 def test_unknown_members_are_kept_in_extra() -> None:
     item = from_wire({"type": "text", "text": "x", "x-new": [1]}, types.TextContent)
     assert dict(item.extra) == {"x-new": [1]}

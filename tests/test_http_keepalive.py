@@ -92,7 +92,10 @@ def test_client_reuses_connections() -> None:
             before = len(opened)
             for _ in range(20):
                 assert client.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"
-            assert len(opened) - before <= 1
+            # Not one per call. A call may still go out on a second post thread (with a
+            # session, so a connection, of its own) when the caller was woken by the answer
+            # before the thread that posted it was back in the pool, as under a loaded CI.
+            assert len(opened) - before <= 3
     finally:
         _http_serving._WsgiServer.process_request = original  # type: ignore[method-assign]
 
