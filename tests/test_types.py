@@ -9,6 +9,7 @@ unchanged and still validate) or listed in ``COVERED_ELSEWHERE`` with a reason. 
 from __future__ import annotations
 
 import base64
+import inspect
 import json
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 from mcp_sync import _convert, types
 from mcp_sync._convert import from_wire, to_wire
+from mcp_sync._model import Model, use_fast_inits
 from mcp_sync.errors import ErrorCode, InvalidParams
 
 
@@ -585,3 +587,62 @@ def test_tool_annotation_defaults_tools_9() -> None:
                             idempotent_hint=True, open_world_hint=False)
     assert (given.read_only, given.destructive, given.idempotent, given.open_world) == (
         True, False, True, False)
+
+
+# --- the compiled __init__ -----------------------------------------------------------------
+
+
+def _attrs_signature(cls: type[Any]) -> inspect.Signature:
+    """The signature attrs gives ``cls``'s ``__init__`` (every class is keyword-only)."""
+    parameters = [inspect.Parameter(
+        field.alias, inspect.Parameter.KEYWORD_ONLY,
+        default=inspect.Parameter.empty if field.default is attrs.NOTHING else field.default,
+        annotation=field.type) for field in attrs.fields(cls)]
+    return inspect.Signature(parameters, return_annotation=None)
+
+
+@pytest.mark.parametrize("name", CLASS_DEFS)
+def test_the_compiled_init_builds_what_decoding_builds(name: str) -> None:
+    """Every wire class is built by an ``__init__`` compiled on first use; it takes the
+    same arguments as attrs' own and fills every member, as decoding does."""
+    cls = getattr(types, name)
+    decoded = from_wire(sample(name, "full"), cls)
+    built = cls(**{field.alias: getattr(decoded, field.name) for field in attrs.fields(cls)})
+    assert cls.__init__.__code__.co_filename.startswith("<mcp_sync init")
+    assert built == decoded and repr(built) == repr(decoded)
+    assert to_wire(built) == to_wire(decoded)
+    signature = inspect.signature(cls)
+    assert [(p.name, p.kind, p.default) for p in signature.parameters.values()] == [
+        (p.name, p.kind, p.default) for p in _attrs_signature(cls).parameters.values()]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        built.extra = {}
+
+
+def test_the_compiled_init_refuses_what_attrs_refuses() -> None:
+    types.TextContent(text="warm")  # the first construction compiles it
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'text'"):
+        types.TextContent()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'txt'"):
+        types.TextContent(txt="x")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="positional"):
+        types.TextContent("x")  # type: ignore[misc]
+
+
+def test_a_class_attrs_must_initialise_keeps_attrs_init() -> None:
+    """Factories, validators and post-init hooks stay with attrs' own ``__init__``."""
+    seen: list[str] = []
+
+    @attrs.frozen(kw_only=True, repr=False, eq=False)
+    class Checked(Model):
+        name: str = attrs.field(validator=attrs.validators.instance_of(str))
+        tags: list[str] = attrs.field(factory=list)
+
+        def __attrs_post_init__(self) -> None:
+            seen.append(self.name)
+
+    use_fast_inits()
+    first, second = Checked(name="a"), Checked(name="b")
+    assert first.tags == [] and first.tags is not second.tags and seen == ["a", "b"]
+    with pytest.raises(TypeError):
+        Checked(name=1)  # type: ignore[arg-type]
+    assert not Checked.__init__.__code__.co_filename.startswith("<mcp_sync init")
