@@ -10,7 +10,8 @@ fills the instance's slots directly and gives up with :class:`Unfit` at the firs
 that does not fit. The caller then runs the detailed structuring, which raises the precise
 error (or, for a value only it accepts, returns the instance). A valid message is decoded
 fast; an invalid one gets the same error as before. Nested classes, lists and unions are
-still decoded by the converter's hooks, each of which takes this fast path in turn.
+still decoded by the converter's hooks, each of which takes this fast path in turn; a list
+of classes (or of a union told apart by a tag) gets the same code inlined in one loop.
 """
 
 from __future__ import annotations
@@ -175,8 +176,8 @@ def compile_list_structure(
     """The fast structuring function of a whole list, or None if it has none.
 
     ``members`` maps each tag to its class and that class's ``must_have``; without
-    ``tag_key`` it holds one class under None. The items are decoded in one loop, with no
-    call per item: that call was a quarter of the time a 10,000-item list took.
+    ``tag_key`` it holds one class under None. The items are decoded in one loop with no
+    call per item, which makes a 10,000-item list about 7% faster to decode.
     """
     names = _Names()
     lines = ["def structure(values):", "    out = []", "    append = out.append",
