@@ -24,12 +24,14 @@ from cattrs.errors import (
     IterableValidationNote,
     StructureHandlerNotFoundError,
 )
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
 from mcp_sync import types
 from mcp_sync._fast_structure import compile_list_structure, compile_structure
 from mcp_sync._model import NO_EXTRA
+from mcp_sync._wire_text import EncodedList, compile_item_text
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "to_wire"]
@@ -194,7 +196,8 @@ def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
                                            _wire_name)
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        if fast_list is not None and value.__class__ is list:
+        if fast_list is not None and (value.__class__ is list
+                                      or value.__class__ is EncodedList):
             try:
                 return fast_list(value)
             except Exception:
@@ -430,13 +433,23 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
     # an item with nothing in ``extra`` (nearly every one) straight to cattrs' function.
     by_class = {m: conv.get_unstructure_hook(m) for m in members}
     plain = {m: getattr(hook, "plain", hook) for m, hook in by_class.items()}
+    texts = {m: text for m in members if (text := compile_item_text(
+        m, conv.get_unstructure_hook, _wire_name, (_discriminator(m) or (None,))[0],
+        (identity, _keep), by_class[m])) is not None}
 
     def unstructure_list(value: Any) -> list[Any]:
         try:
-            return [plain[item.__class__](item) if item.extra is NO_EXTRA
+            wire = [plain[item.__class__](item) if item.extra is NO_EXTRA
                     else by_class[item.__class__](item) for item in value]
         except (KeyError, AttributeError):  # a subclass, or something else entirely
             return [conv.unstructure(item) for item in value]
+        try:
+            text = ",".join([texts[item.__class__](item) for item in value])
+        except Exception:  # let the encoder meet whatever this was, and say what it is
+            return wire
+        encoded = EncodedList(wire)
+        encoded.json_text = f"[{text}]"
+        return encoded
 
     return unstructure_list
 

@@ -18,7 +18,7 @@ import mcp_sync
 PACKAGE = Path(mcp_sync.__file__).resolve().parent
 
 CORE = ("errors", "types", "_model", "_types_common", "_types_features", "_types_messages",
-        "_convert", "_fast_structure",
+        "_convert", "_fast_structure", "_wire_text",
         "jsonrpc", "_protocol", "_versions", "_schema", "_content", "_docstrings", "_events")
 
 FORBIDDEN = frozenset({
