@@ -31,7 +31,7 @@ from cattrs.v import format_exception
 from mcp_sync import types
 from mcp_sync._fast_structure import compile_list_structure, compile_structure
 from mcp_sync._model import NO_EXTRA
-from mcp_sync._wire_text import EncodedList, compile_item_text
+from mcp_sync._wire_text import EncodedList, compile_list_text
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "to_wire"]
@@ -433,9 +433,9 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
     # an item with nothing in ``extra`` (nearly every one) straight to cattrs' function.
     by_class = {m: conv.get_unstructure_hook(m) for m in members}
     plain = {m: getattr(hook, "plain", hook) for m, hook in by_class.items()}
-    texts = {m: text for m in members if (text := compile_item_text(
-        m, conv.get_unstructure_hook, _wire_name, (_discriminator(m) or (None,))[0],
-        (identity, _keep), by_class[m])) is not None}
+    list_text = compile_list_text(
+        [(m, (_discriminator(m) or (None,))[0], by_class[m]) for m in members],
+        conv.get_unstructure_hook, _wire_name, (identity, _keep))
 
     def unstructure_list(value: Any) -> list[Any]:
         try:
@@ -443,12 +443,14 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
                     else by_class[item.__class__](item) for item in value]
         except (KeyError, AttributeError):  # a subclass, or something else entirely
             return [conv.unstructure(item) for item in value]
+        if list_text is None:
+            return wire
         try:
-            text = ",".join([texts[item.__class__](item) for item in value])
+            text = list_text(value)
         except Exception:  # let the encoder meet whatever this was, and say what it is
             return wire
         encoded = EncodedList(wire)
-        encoded.json_text = f"[{text}]"
+        encoded.json_text = text
         return encoded
 
     return unstructure_list

@@ -5,7 +5,7 @@ tool's own: turning 10,000 content objects into dicts, then ``json`` walking all
 dicts again (5-6 ms of it, against under 1 ms to write the text from the objects). So
 the converter returns a list of classes as an :class:`EncodedList`: the same wire dicts
 as ever, which is all any reader of the message sees, plus the list's JSON text, written
-straight from the objects by a function compiled once per class. ``jsonrpc.encode``
+straight from the objects in one loop compiled once per list type. ``jsonrpc.encode``
 splices that text into a response instead of encoding the dicts a second time.
 
 The text is exactly what ``json`` would write for the dicts (the same separators and
@@ -16,7 +16,7 @@ compiled function does not handle plainly makes the list an ordinary one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from json.encoder import encode_basestring
 from typing import Any, Literal, get_args, get_origin
 
@@ -24,13 +24,17 @@ import attrs
 
 from mcp_sync._model import NO_EXTRA
 
-__all__ = ["EncodedList", "compile_item_text", "dump"]
+__all__ = ["EncodedList", "Unlisted", "compile_list_text", "dump"]
 
 #: The library's JSON encoding of one value, as ``jsonrpc.encode`` writes it.
 dump: Callable[[Any], str] = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False).encode
 
-ItemText = Callable[[Any], str]
+ListText = Callable[[Sequence[Any]], str]
+
+
+class Unlisted(Exception):
+    """An item of a class the list's text function was not compiled for."""
 
 
 class EncodedList(list):  # type: ignore[type-arg]
@@ -52,31 +56,54 @@ def _is_string(field_type: Any) -> bool:
         and all(isinstance(arg, str) for arg in get_args(field_type)))
 
 
-def compile_item_text(
-    cls: type[Any],
+def compile_list_text(
+    members: Sequence[tuple[type[Any], str | None, Callable[[Any], Any]]],
     hooks: Callable[[Any], Callable[[Any], Any]],
     wire_name: Callable[[str], str],
-    never_omitted: str | None,
     identities: Collection[Callable[[Any], Any]],
-    class_hook: Callable[[Any], Any],
-) -> ItemText | None:
-    """The function writing one instance of ``cls`` as JSON text, or None.
+) -> ListText | None:
+    """The function writing a list of instances of ``members`` as JSON text, or None.
 
-    It follows the converter's class hook: members under their wire names in field order,
-    one equal to its default left out unless it is ``never_omitted``, each value through
-    its type's hook (``identities`` are hooks that return the value as it is). An instance
-    with members in ``extra`` is written from ``class_hook``'s dict.
+    Each member is a class, the member of it never left out (its discriminator) and the
+    converter's hook for it. An item is written as that hook would make it: members under
+    their wire names in field order, one equal to its default left out, each value through
+    its type's hook (``identities`` are hooks that return the value as it is); an item with
+    members in ``extra`` is written from the class hook's dict. The items are written in
+    one loop with no call per item; an item of any other class raises :class:`Unlisted`.
     """
     names: dict[str, Any] = {"NO_EXTRA": NO_EXTRA, "enc": encode_basestring, "dump": dump,
-                             "whole": class_hook}
+                             "UNLISTED": Unlisted}
 
     def name(value: Any) -> str:
         key = f"_g{len(names)}"
         names[key] = value
         return key
 
-    lines = ["def item_text(obj):", "    if obj.extra is not NO_EXTRA:",
-             "        return dump(whole(obj))"]
+    lines = ["def list_text(values):", "    parts = []", "    append = parts.append",
+             "    for obj in values:", "        cls = obj.__class__"]
+    for index, (cls, never_omitted, class_hook) in enumerate(members):
+        body = _item_lines(cls, hooks, wire_name, never_omitted, identities, name)
+        if body is None:
+            return None
+        lines.append(f"        {'if' if index == 0 else 'elif'} cls is {name(cls)}:")
+        lines.append("            if obj.extra is not NO_EXTRA:")
+        lines.append(f"                append(dump({name(class_hook)}(obj)))")
+        lines.append("                continue")
+        lines.extend(f"            {line}" for line in body)
+    lines.extend(["        else:", "            raise UNLISTED",
+                  "    return '[' + ','.join(parts) + ']'"])
+    label = "|".join(cls.__name__ for cls, _, _ in members)
+    exec(compile("\n".join(lines), f"<mcp_sync list text {label}>", "exec"), names)
+    list_text: ListText = names["list_text"]
+    return list_text
+
+
+def _item_lines(cls: type[Any], hooks: Callable[[Any], Callable[[Any], Any]],
+                wire_name: Callable[[str], str], never_omitted: str | None,
+                identities: Collection[Callable[[Any], Any]],
+                name: Callable[[Any], str]) -> list[str] | None:
+    """Lines that append the JSON text of ``obj`` (of ``cls``, empty ``extra``)."""
+    lines: list[str] = []
     pieces: list[str] = []  # f-string parts, each member starting with its comma
     for index, field in enumerate(attrs.fields(cls)):
         if field.name == "extra":
@@ -84,7 +111,7 @@ def compile_item_text(
         if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
             return None
         var = f"v{index}"
-        lines.append(f"    {var} = obj.{field.name}")
+        lines.append(f"{var} = obj.{field.name}")
         hook = hooks(field.type)
         if hook not in identities:
             written = f"dump({name(hook)}({var}))"
@@ -102,21 +129,19 @@ def compile_item_text(
         member = "," + dump(wire_name(field.name)) + ":"
         if field.default is attrs.NOTHING or field.name == never_omitted:
             # Worked out before the f-string, whose expressions may not hold its quote.
-            lines.append(f"    {var} = {written}")
+            lines.append(f"{var} = {written}")
             pieces.append(_braces(member) + "{" + var + "}")
         else:
             # As cattrs leaves out a member equal to its default (``is`` for None, which
             # is the same for wire data and quicker).
             same = "is None" if field.default is None else f"== {name(field.default)}"
-            lines.append(f"    {var} = '' if {var} {same} else {member!r} + {written}")
+            lines.append(f"{var} = '' if {var} {same} else {member!r} + {written}")
             pieces.append("{" + var + "}")
     if not pieces:
-        lines.append("    return '{}'")
+        lines.append("append('{}')")
     elif pieces[0].startswith(_braces(",")):
         # The first member is always there: one f-string, its comma left out.
-        lines.append(f"    return f'{{{{{''.join(pieces)[1:]}}}}}'")
+        lines.append(f"append(f'{{{{{''.join(pieces)[1:]}}}}}')")
     else:
-        lines.append(f"    return '{{' + f'{''.join(pieces)}'[1:] + '}}'")
-    exec(compile("\n".join(lines), f"<mcp_sync item text {cls.__name__}>", "exec"), names)
-    item_text: ItemText = names["item_text"]
-    return item_text
+        lines.append(f"append('{{' + f'{''.join(pieces)}'[1:] + '}}')")
+    return lines
