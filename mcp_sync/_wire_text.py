@@ -2,7 +2,7 @@
 
 Encoding a large result was most of the time a server spent on it that was not the
 tool's own: turning 10,000 content objects into dicts, then ``json`` walking all those
-dicts again (5-6 ms of it, against under 1 ms to write the text from the objects). So
+dicts again (5-6 ms of it, against about 1 ms to write the text from the objects). So
 the converter returns a list of classes as an :class:`EncodedList`: the same wire dicts
 as ever, which is all any reader of the message sees, plus the list's JSON text, written
 straight from the objects in one loop compiled once per list type. ``jsonrpc.encode``
