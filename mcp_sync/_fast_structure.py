@@ -17,12 +17,12 @@ of classes (or of a union told apart by a tag) gets the same code inlined in one
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from types import MemberDescriptorType, NoneType, UnionType
+from types import NoneType, UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
-from mcp_sync._model import NO_EXTRA
+from mcp_sync._model import NO_EXTRA, fills_slots_directly
 
 __all__ = ["Unfit", "compile_list_structure", "compile_structure"]
 
@@ -84,23 +84,11 @@ class _Names:
         return name
 
 
-def _fills_slots_directly(cls: type[Any]) -> bool:
-    """Whether an instance may be built by setting its slots, without ``__init__``."""
-    if hasattr(cls, "__attrs_post_init__") or hasattr(cls, "__attrs_pre_init__"):
-        return False
-    for field in attrs.fields(cls):
-        if field.validator is not None or field.converter is not None:
-            return False
-        if not isinstance(getattr(cls, field.name, None), MemberDescriptorType):
-            return False
-    return True
-
-
 def _body(cls: type[Any], names: _Names, hooks: HookLookup,
           wire_name: Callable[[str], str], must_have: str | None) -> list[str] | None:
     """Lines that decode the dict ``value`` into a new instance ``obj`` of ``cls``."""
     fields = attrs.fields(cls)
-    if "extra" not in attrs.fields_dict(cls) or not _fills_slots_directly(cls):
+    if "extra" not in attrs.fields_dict(cls) or not fills_slots_directly(cls):
         return None
     known = names.add(frozenset(wire_name(f.name) for f in fields if f.name != "extra"))
     missing = names.add(object())

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["NO_EXTRA", "Model", "use_fast_inits"]
+__all__ = ["NO_EXTRA", "Model", "fills_slots_directly", "use_fast_inits"]
 
 #: The ``extra`` of an instance that has no undefined wire members.
 NO_EXTRA: Mapping[str, Any] = MappingProxyType({})
@@ -87,27 +87,34 @@ def _install_lazy_init(cls: type[Any]) -> None:
     setattr(cls, _INSTALLED, True)
 
 
+def fills_slots_directly(cls: type[Any]) -> bool:
+    """Whether an instance may be built by setting its slots, without attrs' ``__init__``:
+    no hooks around it, no validators or converters, every member a slot."""
+    if hasattr(cls, "__attrs_post_init__") or hasattr(cls, "__attrs_pre_init__"):
+        return False
+    return all(field.validator is None and field.converter is None
+               and isinstance(getattr(cls, field.name, None), MemberDescriptorType)
+               for field in attrs.fields(cls))
+
+
 def _compiled_init(cls: type[Any], attrs_init: Callable[..., None]) -> Callable[..., None] | None:
     """``cls``'s ``__init__`` setting slots through their descriptors, or None if attrs'
     own does more than set each member from its argument or its plain default."""
-    if hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
+    if not fills_slots_directly(cls):
         return None
     namespace: dict[str, Any] = {}
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
     for index, field in enumerate(attrs.fields(cls)):
-        descriptor = getattr(cls, field.name, None)
-        if (not field.init or field.validator is not None or field.converter is not None
-                or isinstance(field.default, attrs.Factory)  # type: ignore[arg-type]
-                or not isinstance(descriptor, MemberDescriptorType)):
+        if not field.init or isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
             return None
         parameter = field.alias
         if field.default is not attrs.NOTHING:
             namespace[f"_d{index}"] = field.default
             parameter += f"=_d{index}"
         (keyword if field.kw_only else positional).append(parameter)
-        namespace[f"_s{index}"] = descriptor.__set__
+        namespace[f"_s{index}"] = getattr(cls, field.name).__set__
         body.append(f"    _s{index}(self, {field.alias})")
     parameters = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
     source = "\n".join([f"def __init__({parameters}):", *body, "    pass"])
