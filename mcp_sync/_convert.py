@@ -443,15 +443,7 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
                     else by_class[item.__class__](item) for item in value]
         except (KeyError, AttributeError):  # a subclass, or something else entirely
             return [conv.unstructure(item) for item in value]
-        if list_text is None:
-            return wire
-        try:
-            text = list_text(value)
-        except Exception:  # let the encoder meet whatever this was, and say what it is
-            return wire
-        encoded = EncodedList(wire)
-        encoded.json_text = text
-        return encoded
+        return wire if list_text is None else EncodedList(wire, value, list_text)
 
     return unstructure_list
 

@@ -4,9 +4,9 @@ Encoding a large result was most of the time a server spent on it that was not t
 tool's own: turning 10,000 content objects into dicts, then ``json`` walking all those
 dicts again (5-6 ms of it, against about 1 ms to write the text from the objects). So
 the converter returns a list of classes as an :class:`EncodedList`: the same wire dicts
-as ever, which is all any reader of the message sees, plus the list's JSON text, written
-straight from the objects in one loop compiled once per list type. ``jsonrpc.encode``
-splices that text into a response instead of encoding the dicts a second time.
+as ever, which is all any reader of the message sees, able to write its JSON text straight
+from the objects in one loop compiled once per list type. ``jsonrpc.encode`` splices that
+text into a response instead of encoding the dicts a second time.
 
 The text is exactly what ``json`` would write for the dicts (the same separators and
 escaping, members in the same order, defaults left out by the same rule); anything the
@@ -38,11 +38,23 @@ class Unlisted(Exception):
 
 
 class EncodedList(list):  # type: ignore[type-arg]
-    """Wire data (a list of dicts) that also carries its own JSON text."""
+    """Wire data (a list of dicts) that can write its own JSON text, from the objects it
+    was made from, when a message holding it is encoded (and only then: most lists of
+    classes, a request's or one nested in another, are never written this way)."""
 
-    __slots__ = ("json_text",)
+    __slots__ = ("_items", "_write")
 
-    json_text: str
+    def __init__(self, wire: list[Any], items: Sequence[Any], write: ListText) -> None:
+        super().__init__(wire)
+        self._items = tuple(items)  # what the dicts were made from, as it was then
+        self._write = write
+
+    def json_text(self) -> str | None:
+        """The list as JSON text, or None if it is for ``json`` to write (or refuse)."""
+        try:
+            return self._write(self._items)
+        except Exception:
+            return None
 
 
 def _braces(text: str) -> str:

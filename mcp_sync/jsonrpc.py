@@ -305,8 +305,8 @@ def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | N
     for key, value in result.items():
         if key.__class__ is not str:
             return None
-        text = getattr(value, "json_text", None) if value.__class__ is EncodedList else None
-        if text is None:
+        text = value.json_text() if value.__class__ is EncodedList else None
+        if text is None:  # not such a list, or one for json to write (or refuse)
             text = _encoder.encode(value)
         members.append(f"{_encoder.encode(key)}:{text}")
     head = f'{{"jsonrpc":"2.0","id":{_encoder.encode(request_id)},"result":{{'

@@ -46,7 +46,7 @@ def test_a_large_result_is_written_from_its_text() -> None:
                                            for i in range(1000)])
     wire = to_wire(result)
     assert wire["content"].__class__ is EncodedList
-    assert json.loads(wire["content"].json_text) == wire["content"]
+    assert json.loads(wire["content"].json_text()) == wire["content"]
     assert encode(Response(7, wire)) == plain_bytes(result)
     # Everyone else sees the ordinary list of dicts, and decoding takes it back.
     assert wire["content"] == [{"type": "text", "text": f"item {i}"} for i in range(1000)]
