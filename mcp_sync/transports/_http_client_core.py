@@ -33,6 +33,7 @@ from ._http_client_io import (
     iter_raw,
     pin_environment,
 )
+from ._http_lean import LeanSession, lean_applies
 
 __all__ = [
     "ACCEPT_BOTH",
@@ -104,6 +105,8 @@ class HttpCore:
         self._user_headers = dict(headers or {})
         self._timeout = (http_timeout, read_timeout)
         self._session_factory = session_factory
+        # Read once: whether plain http.client may stand in for requests (see _http_lean).
+        self._lean = session_factory is None and lean_applies(url)
         self._max_message_size = max_message_size
         self._listen = listen
         self._max_reconnects = max_reconnects
@@ -150,8 +153,12 @@ class HttpCore:
         return headers
 
     def _new_session(self, sockets: SocketRegistry) -> requests.Session:
-        session = self._session_factory() if self._session_factory else requests.Session()
-        pin_environment(session, self.url)
+        session: requests.Session
+        if self._lean:
+            session = LeanSession(self.url, sockets)
+        else:
+            session = self._session_factory() if self._session_factory else requests.Session()
+            pin_environment(session, self.url)
         sockets.instrument(session)
         with self._lock:
             self._cookies.update(session.cookies)

@@ -30,6 +30,7 @@ from .._sse import SseEvent, SseParser
 __all__ = [
     "READ_CHUNK",
     "STREAM_ERRORS",
+    "ConnectFailed",
     "EventTooLarge",
     "SocketRegistry",
     "body_excerpt",
@@ -71,6 +72,10 @@ STREAM_ERRORS: tuple[type[Exception], ...] = (
     requests.RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException,
     OSError, ValueError,
 )
+
+
+class ConnectFailed(requests.ConnectionError):
+    """No connection to the server could be made (refused, no such host, unreachable)."""
 
 
 class EventTooLarge(Exception):
@@ -161,7 +166,7 @@ def _pool_classes(registry: SocketRegistry) -> dict[str, type[HTTPConnectionPool
 
 def is_connect_failure(error: requests.RequestException) -> bool:
     """True when no connection to the server could be made at all (refused, no such host)."""
-    if isinstance(error, requests.ConnectTimeout):
+    if isinstance(error, (requests.ConnectTimeout, ConnectFailed)):
         return True
     if not isinstance(error, requests.ConnectionError):
         return False
