@@ -1,5 +1,9 @@
 """The Streamable HTTP client transport (HTTP-5 to HTTP-37), on ``requests``.
 
+A plain ``http://`` endpoint with nothing for requests to apply (no proxy, no netrc, no
+``session_factory``) is sent to through :class:`~._http_lean.LeanSession`, a
+``requests.Session`` whose requests to that origin are made with ``http.client``.
+
 Theory of operation
 -------------------
 
@@ -104,7 +108,8 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             2024-11-05 stream ends the connection, as that transport cannot resume.
         session_factory: builds each ``requests.Session`` (for proxies, certificates,
             custom adapters); it is called once per thread that sends, and once per
-            listener. Its HTTP adapters are instrumented so that closing can interrupt
+            listener. Without one, a plain ``http://`` URL with no proxy or netrc entry
+            in the environment is sent to with ``http.client``, which costs less. Its HTTP adapters are instrumented so that closing can interrupt
             a blocked read.
         max_message_size: the largest answer body or event accepted, in bytes; a bigger
             one fails the requests it should have answered.
