@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+from werkzeug.datastructures import MIMEAccept
 from werkzeug.exceptions import ClientDisconnected
+from werkzeug.http import parse_accept_header
 from werkzeug.wrappers import Request, Response
 
 from .._versions import KNOWN_VERSIONS
@@ -74,9 +77,16 @@ def host_allowed(host: str, allowed: Sequence[str] | None) -> bool:
 
 def accepts(request: Request, mimetype: str) -> bool:
     """Whether the request's ``Accept`` header allows ``mimetype`` (no header allows all)."""
-    if not request.headers.get("Accept", "").strip():
+    return _accepts(request.headers.get("Accept", ""), mimetype)
+
+
+@functools.lru_cache(maxsize=64)
+def _accepts(accept: str, mimetype: str) -> bool:
+    # A client sends the same Accept with every request: parse each value once, not per
+    # POST. The cache is bounded, so odd values from many clients cannot grow it.
+    if not accept.strip():
         return True
-    return bool(request.accept_mimetypes[mimetype] > 0)
+    return bool(parse_accept_header(accept, MIMEAccept)[mimetype] > 0)
 
 
 def error_response(status: int, code: int, message: str, *, data: Any = None,

@@ -12,9 +12,11 @@ shut it down at once (see :class:`IdleTracker`).
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -274,20 +276,28 @@ class _Response:
         assert self._status is not None, "write() before start_response()"
         code_text, _, reason = self._status.partition(" ")
         code = int(code_text)
-        handler.send_response(code, reason)
+        handler.log_request(code)
+        # The head is written as one piece: http.server's send_header() per line would
+        # cost more than the rest of a small response.
+        lines = [f"{handler.protocol_version} {code} {reason}\r\n",
+                 f"Server: {handler.version_string()}\r\n",
+                 f"Date: {_http_date()}\r\n"]
         names = set()
         for name, value in self._headers:
             lowered = name.lower()
             names.add(lowered)
-            if lowered == "connection" and value.lower() == "close":
-                handler.close_connection = True
-            handler.send_header(name, value)
+            if lowered == "connection":
+                if value.lower() == "close":
+                    handler.close_connection = True
+                elif value.lower() == "keep-alive":
+                    handler.close_connection = False
+            lines.append(f"{name}: {value}\r\n")
         framed = ("content-length" in names or handler.command == "HEAD"
                   or 100 <= code < 200 or code in (204, 304))
         if not framed:
             if handler.request_version >= "HTTP/1.1":
                 self._chunked = True
-                handler.send_header("Transfer-Encoding", "chunked")
+                lines.append("Transfer-Encoding: chunked\r\n")
             else:
                 handler.close_connection = True  # the end of the body is the end of the data
         if self._body is not None and not 0 <= self._body.remaining <= _MAX_DRAIN:
@@ -295,6 +305,21 @@ class _Response:
         if handler.server.crowded():  # type: ignore[attr-defined]
             handler.close_connection = True
         if handler.close_connection and "connection" not in names:
-            handler.send_header("Connection", "close")
-        handler.end_headers()
+            lines.append("Connection: close\r\n")
+        lines.append("\r\n")
+        handler.wfile.write("".join(lines).encode("latin-1"))
         self.headers_sent = self._status
+
+
+_date_cache: tuple[int, str] = (0, "")
+
+
+def _http_date() -> str:
+    """The ``Date`` header's value, formatted once per second rather than per response."""
+    global _date_cache
+    now = int(time.time())
+    second, text = _date_cache
+    if second != now:
+        text = email.utils.formatdate(now, usegmt=True)
+        _date_cache = (now, text)  # one tuple, swapped whole: no reader sees half of it
+    return text

@@ -42,6 +42,10 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class _RequestHandler(KeepAliveRequestHandler):
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if log.isEnabledFor(logging.DEBUG):  # werkzeug formats the line before logging it
+            super().log_request(code, size)
+
     def log(self, type: str, message: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), message % args if args else message)
 

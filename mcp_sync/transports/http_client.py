@@ -108,9 +108,10 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             2024-11-05 stream ends the connection, as that transport cannot resume.
         session_factory: builds each ``requests.Session`` (for proxies, certificates,
             custom adapters); it is called once per thread that sends, and once per
-            listener. Without one, a plain ``http://`` URL with no proxy or netrc entry
-            in the environment is sent to with ``http.client``, which costs less. Its HTTP adapters are instrumented so that closing can interrupt
-            a blocked read.
+            listener. Its HTTP adapters are instrumented so that closing can interrupt
+            a blocked read. Without one, a plain ``http://`` URL with no proxy or
+            netrc entry in the environment is sent to with ``http.client``, which
+            costs less.
         max_message_size: the largest answer body or event accepted, in bytes; a bigger
             one fails the requests it should have answered.
         legacy_fallback: try the 2024-11-05 HTTP+SSE transport when ``initialize`` is
