@@ -10,6 +10,8 @@ import http.client
 import json
 import socket
 from collections.abc import Iterator
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -227,5 +229,22 @@ def test_head_gets_headers_only_and_the_connection_stays_usable(
         response = _post(conn, INITIALIZE)
         assert response.status == 200
         assert "result" in _answer(response)
+    finally:
+        conn.close()
+
+
+def test_every_response_says_who_served_it_and_when(served: HttpServerHandle) -> None:
+    conn = http.client.HTTPConnection(served.host, served.port, timeout=10)
+    try:
+        before = datetime.now(timezone.utc).replace(microsecond=0)
+        for _ in range(2):  # the second from the Date value formatted for the first
+            response = _post(conn, INITIALIZE)
+            assert response.status == 200
+            response.read()
+            after = datetime.now(timezone.utc)
+            date = parsedate_to_datetime(response.getheader("Date", ""))
+            assert before <= date <= after
+            assert response.getheader("Server", "").startswith("Werkzeug/")
+            assert response.version == 11
     finally:
         conn.close()
