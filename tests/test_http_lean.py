@@ -20,7 +20,7 @@ import requests
 
 from mcp_sync import Client, Server
 from mcp_sync.transports._http_client_io import SocketRegistry, is_connect_failure
-from mcp_sync.transports._http_lean import LeanSession, lean_applies
+from mcp_sync.transports._http_lean import LeanSession, _Connection, lean_applies
 from mcp_sync.transports.http_server import serve_http
 
 WAIT = 10.0
@@ -407,3 +407,26 @@ def test_an_answer_that_is_not_http_is_a_requests_error(
     session = session_for(server.url)
     with pytest.raises(requests.ConnectionError, match="not HTTP"):
         _post(session, server.url)
+
+
+def test_a_dropped_connection_is_seen_on_any_descriptor_number() -> None:
+    # select() cannot watch a descriptor past 1023; a busy process has such sockets.
+    resource = pytest.importorskip("resource")
+    fcntl = pytest.importorskip("fcntl")
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft <= 1100:
+        pytest.skip("the descriptor limit is too low to test a high descriptor")
+    ours, peer = socket.socketpair()
+    # The lowest free descriptor from 1100 up: dup2 would close one already in use.
+    high = socket.socket(fileno=fcntl.fcntl(ours.fileno(), fcntl.F_DUPFD, 1100))
+    assert high.fileno() >= 1100
+    ours.close()
+    connection = _Connection("127.0.0.1", 1, None, None, SocketRegistry())
+    connection.sock = high
+    try:
+        assert not connection.dropped()
+        peer.close()
+        assert connection.dropped()
+    finally:
+        connection.close()
+        peer.close()

@@ -76,6 +76,10 @@ class _Connection(http.client.HTTPConnection):
         if self.sock is None:
             return True
         try:
+            if hasattr(select, "poll"):  # select() cannot watch descriptors past 1023
+                poller = select.poll()
+                poller.register(self.sock, select.POLLIN)
+                return bool(poller.poll(0))
             readable, _, _ = select.select([self.sock], [], [], 0)
         except (OSError, ValueError):
             return True
