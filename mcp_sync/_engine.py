@@ -13,6 +13,11 @@ Theory of operation
   unknown id.
 * **Workers** (a bounded pool) run request handlers. A handler may itself send a request
   to the peer and block on it, because the reader keeps reading meanwhile.
+* **Pushed messages.** A transport whose messages arrive on threads of their own (the
+  Streamable HTTP server's request threads) may hand each one to the engine itself,
+  in order, instead of waking the reader (``Transport.attach_receiver``). A thread that
+  would only wait for the answer may then serve the request in one of the workers'
+  places (``WorkerPool.run_here``): two thread hand-offs fewer per call.
 * **The notifier** (one thread) delivers notifications and progress callbacks in the order
   they arrived.
 * **The watchdog** (one thread, started with the first timed call) fails calls whose
@@ -44,6 +49,7 @@ for the write lock only until its own deadline, and neither the watchdog nor the
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -52,6 +58,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ._deadlines import Call, Canceller, Watchdog, complete, fail, first_deadlines
+from ._incoming import BatchReply, IncomingRequest
 from ._protocol import (
     CancelRequested,
     Ignored,
@@ -62,7 +69,7 @@ from ._protocol import (
     ResponseReceived,
     Session,
 )
-from ._threads import LazyEvent, ThreadGroup, WorkerPool
+from ._threads import ThreadGroup, WorkerPool
 from .errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -75,6 +82,7 @@ from .errors import (
 from .jsonrpc import (
     Batch,
     ErrorResponse,
+    Incoming,
     Invalid,
     Message,
     Notification,
@@ -91,48 +99,6 @@ log = logging.getLogger("mcp_sync.engine")
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 RequestHandler = Callable[["IncomingRequest"], "dict[str, Any] | None"]
 NotificationHandler = Callable[[Notification], None]
-
-
-class _BatchReply:
-    """Collects the answers to one received batch so they leave as one array (BATCH-5)."""
-
-    def __init__(self) -> None:
-        self.waiting: set[RequestId] = set()
-        self.answers: list[Message] = []
-        self.sealed = False
-
-    def ready(self) -> bool:
-        return self.sealed and not self.waiting
-
-
-class IncomingRequest:
-    """A request from the peer, as handed to the request handler on a worker thread."""
-
-    def __init__(self, engine: Engine, request: Request, progress_token: str | int | None,
-                 batch: _BatchReply | None) -> None:
-        self.engine = engine
-        self.request = request
-        self.progress_token = progress_token
-        self.cancelled = LazyEvent()
-        self.cancel_reason: str | None = None
-        self._batch = batch
-
-    @property
-    def id(self) -> RequestId:
-        return self.request.id
-
-    @property
-    def method(self) -> str:
-        return self.request.method
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return self.request.params or {}
-
-    def report_progress(self, progress: float, total: float | None = None,
-                        message: str | None = None) -> bool:
-        """Send progress if the requester asked for it; False when nothing was sent."""
-        return self.engine._send_progress(self, progress, total, message)
 
 
 class Engine:
@@ -195,6 +161,7 @@ class Engine:
         if self._started:
             return
         self._started = True
+        self.transport.attach_receiver(self._receive_pushed)
         self._threads.start("reader", self._read_loop)
 
     @property
@@ -423,7 +390,35 @@ class Engine:
                 log.exception("error while closing the transport")
         self._done.set()
 
-    def _receive_invalid(self, invalid: Invalid, batch: _BatchReply | None) -> None:
+    def _receive_pushed(self, incoming: Incoming, serve_here: bool) -> list[Callable[[], None]]:
+        """What the reader does with a message, done by the transport's thread that got it.
+
+        With ``serve_here`` a request is not handed to a worker: the caller, a thread that
+        would only wait for the answer anyway, serves it by running what is returned.
+        That saves two thread hand-offs per call. User code still never runs here.
+        """
+        here: list[IncomingRequest] | None = [] if serve_here else None
+        if isinstance(incoming, Batch):
+            self._receive_batch(incoming)
+        elif isinstance(incoming, Invalid):
+            self._receive_invalid(incoming, None)
+        else:
+            self._receive(incoming, None, here)
+        return [functools.partial(self._serve_here, request) for request in here or ()]
+
+    def _serve_here(self, incoming: IncomingRequest) -> None:
+        # Still one of max_workers; with none free it waits its turn like any other.
+        if not self._workers.run_here(self._serve, incoming):
+            self._dispatch(incoming)
+
+    def _dispatch(self, incoming: IncomingRequest) -> None:
+        if not self._workers.submit(self._serve, incoming):
+            # Too many wait already (or we are closing): answer now rather than hold
+            # it. Writing the answer is backpressure on a peer that sends unread.
+            self._finish(incoming, None, InternalError(
+                "Internal error: too many requests are waiting; try again later"))
+
+    def _receive_invalid(self, invalid: Invalid, batch: BatchReply | None) -> None:
         log.debug("invalid message from peer: %s", invalid.error)
         if not invalid.reply:
             return
@@ -433,7 +428,7 @@ class Engine:
             self._try_write(invalid.error_response())
 
     def _receive_batch(self, batch: Batch) -> None:
-        reply = _BatchReply()
+        reply = BatchReply()
         for item in batch.items:
             if isinstance(item, Invalid):
                 self._receive_invalid(item, reply)
@@ -445,7 +440,8 @@ class Engine:
         if ready:
             self._try_write(reply.answers)
 
-    def _receive(self, message: Message, batch: _BatchReply | None) -> None:
+    def _receive(self, message: Message, batch: BatchReply | None,
+                 serve_here: list[IncomingRequest] | None = None) -> None:
         call: Call | None = None
         incoming: IncomingRequest | None = None
         nested: list[tuple[Call, Notification | None]] = []
@@ -479,11 +475,10 @@ class Engine:
                 self._try_write(event.message)
         elif isinstance(event, RequestReceived):
             assert incoming is not None
-            if not self._workers.submit(self._serve, incoming):
-                # Too many wait already (or we are closing): answer now rather than hold
-                # it. Writing the answer is backpressure on a peer that sends unread.
-                self._finish(incoming, None, InternalError(
-                    "Internal error: too many requests are waiting; try again later"))
+            if serve_here is not None:
+                serve_here.append(incoming)
+            else:
+                self._dispatch(incoming)
         elif isinstance(event, ResponseReceived):
             # A call with progress is completed behind its queued progress callbacks, so
             # that they have all run by the time the caller has its result.

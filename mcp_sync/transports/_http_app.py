@@ -59,8 +59,7 @@ log = logging.getLogger("mcp_sync.http.server")
 TokenVerifier = Callable[[Request], object]
 
 _SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
-_ALLOW = "GET, POST, DELETE, OPTIONS"
-_ALLOW_STATELESS = "POST, OPTIONS"
+_ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
 #: How long an initialize POST waits for its answer; the session answers it at once.
 _INITIALIZE_WAIT = 30.0
 #: How long a JSON answer waits for the GET stream to write the messages related to it.
@@ -363,7 +362,8 @@ class StreamableHttpApp:
                                            attach=use_sse)
             forward = [item for item in valid if not any(item is r for r in opened.refused)]
             if forward:
-                transport.feed(Batch(tuple(forward)) if batch else forward[0])
+                transport.feed(Batch(tuple(forward)) if batch else forward[0],
+                               serve_here=not use_sse and not batch)  # we only wait
         except ConnectionClosed:
             release(True)
             return unknown_session()

@@ -61,7 +61,7 @@ from ..jsonrpc import (
 )
 from ._event_store import EventStore, StoredEvent
 from ._inbox import Inbox
-from .base import Transport
+from .base import Receiver, Transport
 
 __all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream",
            "encode_answer"]
@@ -148,6 +148,9 @@ class SessionTransport(Transport):
         self._max_queued = max_queued
         self._cond = threading.Condition()
         self._inbox = Inbox()
+        self._receiver: Receiver | None = None
+        # Messages reach the engine one at a time, in the order their POSTs fed them.
+        self._receiving = threading.Lock()
         self._closed = False
         self._serial = itertools.count(1)
         self._owners: dict[RequestId, Stream] = {}
@@ -164,6 +167,12 @@ class SessionTransport(Transport):
 
     def read(self) -> Incoming | None:
         return self._inbox.get()
+
+    def attach_receiver(self, receiver: Receiver) -> bool:
+        # The WSGI thread that received a message hands it to the engine itself: waking
+        # the engine's reader to do that would cost a thread hand-off per message.
+        self._receiver = receiver
+        return True
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
@@ -311,12 +320,14 @@ class SessionTransport(Transport):
         _run(callbacks)
         return OpenedStream(stream, token, refused)
 
-    def feed(self, incoming: Incoming) -> None:
+    def feed(self, incoming: Incoming, *, serve_here: bool = False) -> None:
         """Hand a client message (or batch) to the engine.
 
         A ``notifications/cancelled`` for a request of ours ends that request's place in
         its stream: a cancelled request is never answered (AMBIG-8), and its stream
-        closes once the rest are.
+        closes once the rest are. With ``serve_here`` (for a caller that would only wait
+        for the answers) the requests are served on the calling thread before this
+        returns, rather than by the engine's workers.
 
         Raises:
             ConnectionClosed: the session has ended.
@@ -330,9 +341,17 @@ class SessionTransport(Transport):
                 if isinstance(message, Notification) and message.method == (
                         "notifications/cancelled"):
                     self._note_cancel(message, callbacks)
-            self._inbox.put(incoming)
-            self._cond.notify_all()
+            receiver = self._receiver
+            if receiver is None:
+                self._inbox.put(incoming)
+                self._cond.notify_all()
+        servers: list[Callable[[], None]] = []
+        if receiver is not None:
+            with self._receiving:
+                servers = receiver(incoming, serve_here)
         _run(callbacks)
+        for serve in servers:
+            serve()
 
     def _note_cancel(self, notification: Notification,
                      callbacks: list[Callable[[], None]]) -> None:

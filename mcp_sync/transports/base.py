@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..jsonrpc import Incoming, Message, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Receiver", "Transport"]
+
+#: What a transport that pushes messages calls: (message, serve_here) -> request servers.
+Receiver = Callable[[Incoming, bool], list[Callable[[], None]]]
 
 #: Frames larger than this are refused with an error instead of being buffered.
 DEFAULT_MAX_MESSAGE_SIZE = 128 * 1024 * 1024
@@ -58,6 +61,19 @@ class Transport(abc.ABC):
             ConnectionClosed: the transport was closed.
         """
         self.write(message, related_to=related_to)
+
+    def attach_receiver(self, receiver: Receiver) -> bool:
+        """Offer to hand each incoming message to ``receiver`` on the thread that got it.
+
+        The engine calls this once before it starts reading. A transport whose messages
+        arrive on threads of their own (a WSGI server's) may accept: it then calls
+        ``receiver(message, serve_here)`` for every message, one at a time and in
+        arrival order, and :meth:`read` only reports the end. With ``serve_here`` the
+        requests in the message are not handed to a worker; ``receiver`` returns a
+        function per request, which the caller runs (outside any lock of its own) to
+        serve it. The default declines.
+        """
+        return False
 
     @abc.abstractmethod
     def close(self) -> None:

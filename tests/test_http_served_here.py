@@ -1,0 +1,77 @@
+"""Where a Streamable HTTP server runs a request's handler, and how many at once.
+
+A POST holding one request answered as JSON is served on the thread that received it,
+which would otherwise only wait for the answer; an SSE answer streams while a worker
+serves. Either way ``max_workers`` bounds the handlers running at once per session.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from mcp_sync import Client, Context, Server
+from mcp_sync.transports.http_server import serve_http
+
+pytestmark = pytest.mark.timeout(30)
+
+WAIT = 10.0
+QUIET = 0.3  # how long to look for a second handler that must not have started
+
+
+def _server(max_workers: int = 16) -> tuple[Server, threading.Event, threading.Condition,
+                                            list[int]]:
+    server = Server("served-here", max_workers=max_workers)
+    release = threading.Event()
+    running = threading.Condition()
+    counts = [0, 0]  # running now, most at once
+
+    @server.tool()
+    def thread_name() -> str:
+        return threading.current_thread().name
+
+    @server.tool()
+    def hold(ctx: Context) -> str:
+        with running:
+            counts[0] += 1
+            counts[1] = max(counts[1], counts[0])
+            running.notify_all()
+        try:
+            release.wait(WAIT)
+            return "done"
+        finally:
+            with running:
+                counts[0] -= 1
+
+    return server, release, running, counts
+
+
+@pytest.mark.parametrize(("json_response", "on_worker"), [(True, False), (False, True)],
+                         ids=["json", "sse"])
+def test_a_json_answer_is_served_on_the_request_thread(json_response: bool,
+                                                       on_worker: bool) -> None:
+    server, _, _, _ = _server()
+    with serve_http(server, json_response=json_response) as handle, \
+            Client.http(handle.url) as client:
+        name = client.call_tool("thread_name", {}).content[0].text
+    assert ("worker" in name) is on_worker, name
+
+
+def test_max_workers_still_bounds_handlers_served_on_request_threads() -> None:
+    server, release, running, counts = _server(max_workers=1)
+    with serve_http(server, json_response=True) as handle, \
+            Client.http(handle.url) as client, ThreadPoolExecutor(2) as callers:
+        try:
+            first = callers.submit(client.call_tool, "hold", {})
+            with running:
+                assert running.wait_for(lambda: counts[0] == 1, WAIT)
+            second = callers.submit(client.call_tool, "hold", {})
+            with running:
+                assert not running.wait_for(lambda: counts[0] == 2, QUIET)
+        finally:
+            release.set()
+        assert first.result(WAIT).content[0].text == "done"
+        assert second.result(WAIT).content[0].text == "done"
+    assert counts[1] == 1
