@@ -1,8 +1,9 @@
-"""Where a Streamable HTTP server runs a request's handler, and how many at once.
+"""Which threads carry a Streamable HTTP call, and how many handlers run at once.
 
 A POST holding one request answered as JSON is served on the thread that received it,
 which would otherwise only wait for the answer; an SSE answer streams while a worker
-serves. Either way ``max_workers`` bounds the handlers running at once per session.
+serves. Either way ``max_workers`` bounds the handlers running at once per session. On
+the client, the thread that read an answer hands it to the engine itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from mcp_sync import Client, Context, Server
+from mcp_sync.jsonrpc import Request, Response
+from mcp_sync.transports.http_client import HttpClientTransport
 from mcp_sync.transports.http_server import serve_http
 
 pytestmark = pytest.mark.timeout(30)
@@ -75,3 +78,31 @@ def test_max_workers_still_bounds_handlers_served_on_request_threads() -> None:
         assert first.result(WAIT).content[0].text == "done"
         assert second.result(WAIT).content[0].text == "done"
     assert counts[1] == 1
+
+
+def test_the_client_hands_each_answer_to_the_engine_from_the_thread_that_read_it() -> None:
+    server, _, _, _ = _server()
+    received: list[tuple[object, str]] = []
+    arrived = threading.Condition()
+
+    def receiver(message: object, serve_here: bool) -> list[object]:
+        with arrived:
+            received.append((message, threading.current_thread().name))
+            arrived.notify_all()
+        return []
+
+    with serve_http(server, json_response=True) as handle:
+        transport = HttpClientTransport(handle.url, listen=False, legacy_fallback=False)
+        try:
+            assert transport.attach_receiver(receiver)  # type: ignore[arg-type]
+            transport.write(Request(1, "initialize", {
+                "protocolVersion": "2025-03-26", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}))
+            with arrived:
+                assert arrived.wait_for(lambda: received, WAIT)
+            (message, thread), = received
+            assert isinstance(message, Response) and message.id == 1
+            assert ":post-" in thread, thread  # the sender that read it, not a reader
+        finally:
+            transport.close()
+        assert transport.read() is None  # the reader only ever hears of the end

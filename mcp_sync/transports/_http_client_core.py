@@ -34,6 +34,7 @@ from ._http_client_io import (
     pin_environment,
 )
 from ._http_lean import LeanSession, lean_applies
+from .base import Receiver
 
 __all__ = [
     "ACCEPT_BOTH",
@@ -115,6 +116,8 @@ class HttpCore:
 
         self._lock = threading.Lock()
         self._inbox: queue.SimpleQueue[Incoming | End] = queue.SimpleQueue()
+        self._receiver: Receiver | None = None
+        self._receiving = threading.Lock()
         self._closing = False
         self._stop = threading.Event()  # set once close() stops waiting for queued posts
         self._lost: McpError | None = None
@@ -214,8 +217,20 @@ class HttpCore:
                     if item.id == post.initialize_id and isinstance(item, Response):
                         self._take_version(item.result)
         with self._lock:
-            if not self._closing:
+            if self._closing:
+                return
+            receiver = self._receiver
+            if receiver is None:
                 self._inbox.put(incoming)
+                return
+        with self._receiving:  # one at a time, in the order the streams delivered them
+            receiver(incoming, False)
+
+    def attach_receiver(self, receiver: Receiver) -> bool:
+        # The thread that read an answer hands it to the engine itself: waking the
+        # engine's reader to do that would cost a thread hand-off per call.
+        self._receiver = receiver
+        return True
 
     def _fail(self, post: Post, make_error: Callable[[], RpcError]) -> None:
         """Answer every still unanswered request of ``post`` with an error of our own."""

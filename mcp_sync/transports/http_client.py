@@ -19,12 +19,14 @@ Theory of operation
   connection; the GET listener has its own too (STYLE habit 7). All of them share one
   cookie jar, which is thread-safe, so a load balancer's sticky-session cookie reaches
   every request.
-* **Answers** are delivered through a queue that :meth:`~HttpClientTransport.read` takes
-  from: 202 carries nothing; a JSON body is decoded as it is (one message or an array); an
-  event stream is read event by event (AMBIG-13). A stream that ends before every request
-  of its POST was answered is resumed with GET and ``Last-Event-ID`` (HTTP-26); a request
-  that can never be answered gets an :class:`HttpError` response, so no caller waits for
-  its whole timeout.
+* **Answers** are handed to the engine by the thread that read them (see
+  ``Transport.attach_receiver``; without an engine attached, through a queue that
+  :meth:`~HttpClientTransport.read` takes from): 202 carries nothing; a JSON body is
+  decoded as it is (one message or an array); an event stream is read event by event
+  (AMBIG-13). A stream that ends before every request of its POST was answered is
+  resumed with GET and ``Last-Event-ID`` (HTTP-26); a request that can never be
+  answered gets an :class:`HttpError` response, so no caller waits for its whole
+  timeout.
 * **The session.** The ``Mcp-Session-Id`` of the initialize response is sent on every
   later request (HTTP-29/31), and so is ``MCP-Protocol-Version`` once the initialize
   result went past. A 404 to a request carrying the id answers each of its requests with
