@@ -151,3 +151,22 @@ def test_an_http_0_9_get_gets_a_body_without_a_head(served: HttpServerHandle) ->
     received = _exchange(served, b"GET /mcp\r\n\r\n")
     assert received and not received.startswith(b"HTTP/")
     assert b'"jsonrpc"' in received  # the JSON-RPC error body of the refusal, bare
+
+
+def test_expect_100_continue_gets_one_interim_answer(served: HttpServerHandle) -> None:
+    head = _initialize_head(served.port, "Accept: application/json", "Expect: 100-continue")
+    with socket.create_connection((served.host, served.port), timeout=10) as sock:
+        sock.sendall(head)
+        interim = b""
+        while not interim.endswith(b"\r\n\r\n"):
+            chunk = sock.recv(1)
+            assert chunk, interim
+            interim += chunk
+        assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(BODY)
+        sock.shutdown(socket.SHUT_WR)
+        rest = b""
+        while chunk := sock.recv(65536):
+            rest += chunk
+    assert rest.startswith(b"HTTP/1.1 200 ")
+    assert b"100 Continue" not in rest
