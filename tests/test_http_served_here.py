@@ -14,9 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from mcp_sync import Client, Context, Server
+from mcp_sync.errors import RequestTimeout
 from mcp_sync.jsonrpc import Request, Response
 from mcp_sync.transports.http_client import HttpClientTransport
 from mcp_sync.transports.http_server import serve_http
+from tests.http_server_helpers import Gate, make_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -106,3 +108,17 @@ def test_the_client_hands_each_answer_to_the_engine_from_the_thread_that_read_it
         finally:
             transport.close()
         assert transport.read() is None  # the reader only ever hears of the end
+
+
+def test_a_request_served_on_the_request_thread_can_be_cancelled_ambig_8_cancel_4() -> None:
+    """CANCEL-4 for a JSON answer: the cancellation arrives on another POST while the
+    thread that received the request is busy serving it."""
+    gate = Gate()
+    with serve_http(make_server(gate), json_response=True) as handle, \
+            Client.http(handle.url) as client:
+        future = client.call_tool_async("until_cancelled", {}, timeout=2.0)
+        assert gate.reached.wait(WAIT)  # being served when its timeout cancels it
+        with pytest.raises(RequestTimeout):
+            future.result(WAIT)
+        assert gate.finished.wait(WAIT) and gate.cancelled
+        assert client.call_tool("add", {"a": 2, "b": 3}).content[0].text == "5"
