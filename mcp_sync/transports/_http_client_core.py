@@ -34,7 +34,7 @@ from ._http_client_io import (
     pin_environment,
 )
 from ._http_lean import LeanSession, lean_applies
-from .base import Receiver
+from .base import Pusher, Receiver
 
 __all__ = [
     "ACCEPT_BOTH",
@@ -116,8 +116,7 @@ class HttpCore:
 
         self._lock = threading.Lock()
         self._inbox: queue.SimpleQueue[Incoming | End] = queue.SimpleQueue()
-        self._receiver: Receiver | None = None
-        self._receiving = threading.Lock()
+        self._pusher = Pusher()
         self._closing = False
         self._stop = threading.Event()  # set once close() stops waiting for queued posts
         self._lost: McpError | None = None
@@ -219,18 +218,15 @@ class HttpCore:
         with self._lock:
             if self._closing:
                 return
-            receiver = self._receiver
-            if receiver is None:
+            if not self._pusher.attached:
                 self._inbox.put(incoming)
                 return
-        with self._receiving:  # one at a time, in the order the streams delivered them
-            receiver(incoming, False)
+        self._pusher.push(incoming)
 
     def attach_receiver(self, receiver: Receiver) -> bool:
         # The thread that read an answer hands it to the engine itself: waking the
         # engine's reader to do that would cost a thread hand-off per call.
-        self._receiver = receiver
-        return True
+        return self._pusher.attach(receiver)
 
     def _fail(self, post: Post, make_error: Callable[[], RpcError]) -> None:
         """Answer every still unanswered request of ``post`` with an error of our own."""

@@ -21,10 +21,11 @@ that meets such a close before any answer is sent once more on a new connection.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import select
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -86,6 +87,17 @@ class _Connection(http.client.HTTPConnection):
         return bool(readable)
 
 
+@contextlib.contextmanager
+def _reading() -> Iterator[None]:
+    """A failure to read a body, reported as requests reports it."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise requests.ReadTimeout(f"reading the response timed out: {exc}") from exc
+    except _SEND_ERRORS as exc:
+        raise requests.ConnectionError(f"reading the response failed: {exc!r}") from exc
+
+
 class _Body:
     """``response.raw``: the body of one response, and the return of its connection."""
 
@@ -96,20 +108,12 @@ class _Body:
         self._answer = answer
 
     def read(self, amount: int | None = None, decode_content: bool = True) -> bytes:
-        try:
+        with _reading():
             return self._answer.read(amount)
-        except TimeoutError as exc:
-            raise requests.ReadTimeout(f"reading the response timed out: {exc}") from exc
-        except _SEND_ERRORS as exc:
-            raise requests.ConnectionError(f"reading the response failed: {exc!r}") from exc
 
     def read1(self, amount: int = -1, decode_content: bool = True) -> bytes:
-        try:
+        with _reading():
             return self._answer.read1(amount)
-        except TimeoutError as exc:
-            raise requests.ReadTimeout(f"reading the response timed out: {exc}") from exc
-        except _SEND_ERRORS as exc:
-            raise requests.ConnectionError(f"reading the response failed: {exc!r}") from exc
 
     def close(self) -> None:
         self.release_conn()

@@ -61,7 +61,7 @@ from ..jsonrpc import (
 )
 from ._event_store import EventStore, StoredEvent
 from ._inbox import Inbox
-from .base import Receiver, Transport
+from .base import Pusher, Receiver, Transport
 
 __all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream",
            "encode_answer"]
@@ -148,9 +148,7 @@ class SessionTransport(Transport):
         self._max_queued = max_queued
         self._cond = threading.Condition()
         self._inbox = Inbox()
-        self._receiver: Receiver | None = None
-        # Messages reach the engine one at a time, in the order their POSTs fed them.
-        self._receiving = threading.Lock()
+        self._pusher = Pusher()
         self._closed = False
         self._serial = itertools.count(1)
         self._owners: dict[RequestId, Stream] = {}
@@ -171,8 +169,7 @@ class SessionTransport(Transport):
     def attach_receiver(self, receiver: Receiver) -> bool:
         # The WSGI thread that received a message hands it to the engine itself: waking
         # the engine's reader to do that would cost a thread hand-off per message.
-        self._receiver = receiver
-        return True
+        return self._pusher.attach(receiver)
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
@@ -341,14 +338,11 @@ class SessionTransport(Transport):
                 if isinstance(message, Notification) and message.method == (
                         "notifications/cancelled"):
                     self._note_cancel(message, callbacks)
-            receiver = self._receiver
-            if receiver is None:
+            pushed = self._pusher.attached
+            if not pushed:
                 self._inbox.put(incoming)
                 self._cond.notify_all()
-        servers: list[Callable[[], None]] = []
-        if receiver is not None:
-            with self._receiving:
-                servers = receiver(incoming, serve_here)
+        servers = self._pusher.push(incoming, serve_here) if pushed else []
         _run(callbacks)
         for serve in servers:
             serve()

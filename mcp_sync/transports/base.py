@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import abc
+import threading
 from collections.abc import Callable, Sequence
 
 from ..jsonrpc import Incoming, Message, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Receiver", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Pusher", "Receiver", "Transport"]
 
 #: What a transport that pushes messages calls: (message, serve_here) -> request servers.
 Receiver = Callable[[Incoming, bool], list[Callable[[], None]]]
@@ -78,3 +79,26 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""
+
+
+class Pusher:
+    """The receiver a transport accepted in ``attach_receiver``, called one message at a
+    time (the lock keeps the order in which the transport's threads hand messages over)."""
+
+    def __init__(self) -> None:
+        self._receiver: Receiver | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def attached(self) -> bool:
+        return self._receiver is not None
+
+    def attach(self, receiver: Receiver) -> bool:
+        self._receiver = receiver
+        return True
+
+    def push(self, incoming: Incoming, serve_here: bool = False) -> list[Callable[[], None]]:
+        """Hand ``incoming`` to the receiver; what it returns serves its requests."""
+        assert self._receiver is not None
+        with self._lock:
+            return self._receiver(incoming, serve_here)
