@@ -8,6 +8,7 @@ JSON-RPC message either one hands back has been checked against the 2025-03-26 s
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "messages_of",
     "parse_sse",
     "read_events",
+    "read_until_closed",
 ]
 
 #: What a well-behaved client sends with every POST (HTTP-6, AMBIG-12).
@@ -179,3 +181,16 @@ def read_events(response: Any) -> Iterator[SseEvent]:
     parser = SseParser()
     for chunk in response.iter_content(chunk_size=None):
         yield from parser.feed(chunk)
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends on ``sock`` until it closes (or resets) the connection."""
+    received = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            return received
+        if not chunk:
+            return received
+        received += chunk

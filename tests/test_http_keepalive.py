@@ -19,7 +19,15 @@ import pytest
 from mcp_sync import Client
 from mcp_sync.transports import _http_serving
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
-from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, make_server, parse_sse
+from tests.http_server_helpers import (
+    HEADERS,
+    INITIALIZE,
+    INITIALIZED,
+    call,
+    make_server,
+    parse_sse,
+    read_until_closed,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -111,7 +119,7 @@ def test_connection_close_from_client_is_honoured(served: HttpServerHandle) -> N
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                 f"Connection: close\r\n\r\n").encode()
         sock.sendall(head + body)
-        received = _read_until_closed(sock)
+        received = read_until_closed(sock)
     assert received.startswith(b"HTTP/1.1 200")
     assert b"\r\nConnection: close\r\n" in received
 
@@ -132,7 +140,7 @@ def test_keep_alive_can_be_turned_off(served: HttpServerHandle) -> None:
 def test_idle_connection_is_closed_after_the_timeout(served: HttpServerHandle) -> None:
     with socket.create_connection((served.host, served.port), timeout=10) as sock:
         sock.sendall(_raw_post(served.port, json.dumps(INITIALIZE).encode()))
-        received = _read_until_closed(sock)  # the answer, then EOF once the idle time ends
+        received = read_until_closed(sock)  # the answer, then EOF once the idle time ends
     assert received.startswith(b"HTTP/1.1 200")
     assert b"Connection: close" not in received
 
@@ -143,7 +151,7 @@ def test_refused_large_body_closes_the_connection(served: HttpServerHandle) -> N
     body = b"[" + b" " * 200_000 + b"]"
     with socket.create_connection((served.host, served.port), timeout=10) as sock:
         sock.sendall(_raw_post(served.port, body))
-        received = _read_until_closed(sock)
+        received = read_until_closed(sock)
     assert received.startswith(b"HTTP/1.1 413")
     assert b"\r\nConnection: close\r\n" in received
 
@@ -157,7 +165,7 @@ def test_truncated_body_ends_the_request_and_others_are_served(served: HttpServe
                 f"Content-Type: application/json\r\nContent-Length: {len(body) + 50}\r\n\r\n")
         sock.sendall(head.encode() + body)
         sock.shutdown(socket.SHUT_WR)
-        received = _read_until_closed(sock)
+        received = read_until_closed(sock)
     assert received.startswith(b"HTTP/1.1 400")
     with Client.http(served.url, timeout=10) as client:
         assert client.call_tool("add", {"a": 2, "b": 2}).content[0].text == "4"
@@ -181,18 +189,6 @@ def _raw_post(port: int, body: bytes) -> bytes:
             f"Accept: application/json, text/event-stream\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
     return head.encode() + body
-
-
-def _read_until_closed(sock: socket.socket) -> bytes:
-    received = b""
-    while True:
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            return received
-        if not chunk:
-            return received
-        received += chunk
 
 
 @pytest.mark.parametrize("served", [{"max_threads": 1}], indirect=True)

@@ -15,7 +15,7 @@ import pytest
 
 from mcp_sync.transports._http_keepalive import RequestHeaders
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
-from tests.http_server_helpers import INITIALIZE, make_server
+from tests.http_server_helpers import INITIALIZE, make_server, read_until_closed
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -33,15 +33,7 @@ def _exchange(handle: HttpServerHandle, head: bytes, body: bytes = b"") -> bytes
     with socket.create_connection((handle.host, handle.port), timeout=10) as sock:
         sock.sendall(head + body)
         sock.shutdown(socket.SHUT_WR)
-        received = b""
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except ConnectionResetError:
-                return received
-            if not chunk:
-                return received
-            received += chunk
+        return read_until_closed(sock)
 
 
 def _post_head(port: int, *fields: str, request_line: str = "POST /mcp HTTP/1.1") -> bytes:
