@@ -84,13 +84,16 @@ class WorkerPool:
         self._role = role
         self._max_workers = max_workers
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
+        # The counts below are plain integers under one C lock: threading.Semaphore is
+        # written in Python, and two of them cost a short call more than its handler.
         self._lock = threading.Lock()
+        self._idle_workers = 0
         self._workers = 0
         # A place for each task under way, on a worker or on its caller's thread (see
         # run_here); a worker that has a task but no place waits for one.
-        self._places = threading.Semaphore(max_workers)
+        self._free_places = max_workers
         self._waiting_for_place = 0
+        self._place_freed = threading.Condition(self._lock)
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
@@ -101,7 +104,8 @@ class WorkerPool:
                                 and self._queue.qsize() >= self._max_queued):
                 return False
             self._queue.put((fn, args))
-            if self._idle.acquire(blocking=False):
+            if self._idle_workers:
+                self._idle_workers -= 1
                 return True
             if self._workers < self._max_workers:
                 self._start_worker()
@@ -121,19 +125,27 @@ class WorkerPool:
             if item is _STOP:
                 return
             fn, args = item
-            if not self._places.acquire(blocking=False):
-                with self._lock:
+            with self._lock:
+                while not self._free_places:
                     self._waiting_for_place += 1
-                self._places.acquire()
-                with self._lock:
-                    self._waiting_for_place -= 1
+                    try:
+                        self._place_freed.wait()
+                    finally:
+                        self._waiting_for_place -= 1
+                self._free_places -= 1
             try:
                 fn(*args)
             except BaseException:  # a task must never take its worker down with it
                 log.exception("unhandled error in %s task", self._role)
             finally:
-                self._places.release()
-            self._idle.release()
+                with self._lock:
+                    self._give_back_place()
+                    self._idle_workers += 1
+
+    def _give_back_place(self) -> None:
+        self._free_places += 1
+        if self._waiting_for_place:
+            self._place_freed.notify()
 
     def run_here(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Run ``fn(*args)`` on the calling thread, taking one of the ``max_workers`` places.
@@ -143,14 +155,15 @@ class WorkerPool:
         first) or every place is taken; the caller then submits instead.
         """
         with self._lock:
-            if self._closed or self._waiting_for_place or not self._queue.empty():
+            if (self._closed or self._waiting_for_place or not self._queue.empty()
+                    or not self._free_places):
                 return False
-        if not self._places.acquire(blocking=False):
-            return False
+            self._free_places -= 1
         try:
             fn(*args)
         finally:
-            self._places.release()
+            with self._lock:
+                self._give_back_place()
         return True
 
     def close(self) -> None:
