@@ -13,14 +13,15 @@ are applied because they are rules of the envelope.
 from __future__ import annotations
 
 import json
+import json.scanner
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, TypeGuard
 
 import attrs
 
 from ._model import Model
-from ._wire_text import EncodedList
+from ._wire_text import EncodedList, dump, dump_ascii
 from .errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 __all__ = [
@@ -129,6 +130,25 @@ def _finite_float(text: str) -> float:
 
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+# The C scanner behind ``_decoder.decode`` (typeshed describes its argument wrongly).
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    _decoder)  # type: ignore[arg-type]
+_SPACE = " \t\n\r"  # JSON's whitespace
+
+
+def _loads(text: str) -> Any:
+    """``_decoder.decode(text)``, with the same errors, without its two Python frames
+    around the scanner: on a short message they cost as much as the scan."""
+    try:
+        value, end = _scan_once(text, len(text) - len(text.lstrip(_SPACE)))
+    except StopIteration as exc:
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text):
+        rest = text[end:]
+        if rest.strip(_SPACE):
+            raise json.JSONDecodeError("Extra data", text,
+                                       end + len(rest) - len(rest.lstrip(_SPACE)))
+    return value
 
 
 def decode(frame: bytes | str) -> Incoming:
@@ -141,7 +161,7 @@ def decode(frame: bytes | str) -> Incoming:
     try:
         if isinstance(frame, bytes):
             frame = frame.decode("utf-8")
-        value = _decoder.decode(frame)
+        value = _loads(frame)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Invalid(None, ParseError(f"Parse error: {_short(exc)}"))
     if isinstance(value, list):
@@ -261,15 +281,6 @@ def to_wire(message: Message | Sequence[Message]) -> Any:
     return [to_wire(item) for item in items]
 
 
-# The encoders skip the check for containers that contain themselves: it keeps a table of
-# every container encoded, a sixth of the time of a large message, and a message that
-# refers to itself still fails, as a RecursionError that encode() turns into ValueError.
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                            check_circular=False)
-_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False,
-                                  check_circular=False)
-
-
 def encode(message: Message | Sequence[Message]) -> bytes:
     """Compact UTF-8 JSON for one message or a batch; it never contains a raw newline.
 
@@ -284,14 +295,14 @@ def encode(message: Message | Sequence[Message]) -> bytes:
             spliced = _encode_response(message.id, message.result)
             if spliced is not None:
                 return spliced
-        text = _encoder.encode(wire)
+        text = dump(wire)
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
             # A lone surrogate (from a peer's "\ud800" escape, or a surrogate-escaped file
             # name) has no UTF-8 form; as a \u escape it is still JSON and reaches the peer
             # unchanged.
-            return _ascii_encoder.encode(wire).encode("ascii")
+            return dump_ascii(wire).encode("ascii")
     except RecursionError:
         raise ValueError("the message refers to itself or is nested too deeply") from None
 
@@ -307,9 +318,9 @@ def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | N
             return None
         text = value.json_text() if value.__class__ is EncodedList else None
         if text is None:  # not such a list, or one for json to write (or refuse)
-            text = _encoder.encode(value)
-        members.append(f"{_encoder.encode(key)}:{text}")
-    head = f'{{"jsonrpc":"2.0","id":{_encoder.encode(request_id)},"result":{{'
+            text = dump(value)
+        members.append(f"{dump(key)}:{text}")
+    head = f'{{"jsonrpc":"2.0","id":{dump(request_id)},"result":{{'
     try:
         return (head + ",".join(members) + "}}").encode("utf-8")
     except UnicodeEncodeError:
