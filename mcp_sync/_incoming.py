@@ -28,26 +28,30 @@ class BatchReply:
 class IncomingRequest:
     """A request from the peer, as handed to the request handler on a worker thread."""
 
+    __slots__ = (
+        "_batch",
+        "cancel_reason",
+        "cancelled",
+        "engine",
+        "id",
+        "method",
+        "params",
+        "progress_token",
+        "request",
+    )
+
     def __init__(self, engine: Engine, request: Request, progress_token: str | int | None,
                  batch: BatchReply | None) -> None:
         self.engine = engine
         self.request = request
+        # Copied out of the request once: they are read several times for every request.
+        self.id: RequestId = request.id
+        self.method: str = request.method
+        self.params: dict[str, Any] = request.params or {}
         self.progress_token = progress_token
         self.cancelled = LazyEvent()
         self.cancel_reason: str | None = None
         self._batch = batch
-
-    @property
-    def id(self) -> RequestId:
-        return self.request.id
-
-    @property
-    def method(self) -> str:
-        return self.request.method
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return self.request.params or {}
 
     def report_progress(self, progress: float, total: float | None = None,
                         message: str | None = None) -> bool:

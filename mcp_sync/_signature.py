@@ -63,7 +63,7 @@ class FunctionSignature:
         """
         if arguments is None:
             arguments = {}
-        elif not isinstance(arguments, Mapping):
+        elif arguments.__class__ is not dict and not isinstance(arguments, Mapping):
             raise InvalidParams(f"arguments must be an object, got {_describe(arguments)}")
         result, problems = _convert_fields(self._fields, self._names, arguments, "")
         if problems:

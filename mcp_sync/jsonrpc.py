@@ -310,7 +310,10 @@ def encode(message: Message | Sequence[Message]) -> bytes:
 def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | None:
     """A response whose result holds lists that carry their JSON text, written with that
     text (byte for byte what encoding the lists would give), or None for the usual way."""
-    if not any(value.__class__ is EncodedList for value in result.values()):
+    for value in result.values():
+        if value.__class__ is EncodedList:
+            break
+    else:
         return None
     members = []
     for key, value in result.items():

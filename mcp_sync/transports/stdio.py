@@ -131,9 +131,9 @@ class LineReader:
             if self._closed:
                 return None
             if self._poll is not None:
-                ready = self._poll.poll()
-                if any(fd == self._wake_r for fd, _ in ready):
-                    return None
+                for fd, _ in self._poll.poll():
+                    if fd == self._wake_r:
+                        return None
             try:
                 if _HAS_READV:
                     return os.readv(self._fd, (self._scratch,))
