@@ -86,17 +86,25 @@ class _Names:
 
 def _body(cls: type[Any], names: _Names, hooks: HookLookup,
           wire_name: Callable[[str], str], must_have: str | None) -> list[str] | None:
-    """Lines that decode the dict ``value`` into a new instance ``obj`` of ``cls``."""
+    """Lines that decode the dict ``value`` into a new instance ``obj`` of ``cls``.
+
+    A dict holding only the members that must be there (most items of a large result:
+    ``{"type": "text", "text": ...}``) takes a shorter branch: with that many keys, all of
+    them found, there is nothing else in it, so there are no extra members to collect
+    and no optional ones to look up.
+    """
     fields = attrs.fields(cls)
     if "extra" not in attrs.fields_dict(cls) or not fills_slots_directly(cls):
         return None
     known = names.add(frozenset(wire_name(f.name) for f in fields if f.name != "extra"))
     missing = names.add(object())
-    lines = [
+    general = [
         f"extra = NO_EXTRA if {known}.issuperset(value) else "
         f"{{k: v for k, v in value.items() if k not in {known}}}",
         "get = value.get",
     ]
+    only_required = ["extra = NO_EXTRA"]
+    required = 0
     assigned: list[tuple[str, str]] = []
     for index, field in enumerate(fields):
         if field.name == "extra":
@@ -107,18 +115,23 @@ def _body(cls: type[Any], names: _Names, hooks: HookLookup,
         wire = repr(wire_name(field.name))
         checks = _check_lines(var, field.type, names, hooks)
         if field.default is attrs.NOTHING or field.name == must_have:
-            lines.append(f"{var} = value[{wire}]")
-            lines.extend(checks)
+            required += 1
+            for branch in (general, only_required):
+                branch.append(f"{var} = value[{wire}]")
+                branch.extend(checks)
         else:
             default = names.add(field.default)
-            lines.append(f"{var} = get({wire}, {missing})")
-            lines.append(f"if {var} is {missing}:")
-            lines.append(f"    {var} = {default}")
+            general.append(f"{var} = get({wire}, {missing})")
+            general.append(f"if {var} is {missing}:")
+            general.append(f"    {var} = {default}")
             if checks:
-                lines.append("else:")
-                lines.extend(f"    {line}" for line in checks)
+                general.append("else:")
+                general.extend(f"    {line}" for line in checks)
+            only_required.append(f"{var} = {default}")
         assigned.append((field.name, var))
     assigned.append(("extra", "extra"))
+    lines = [f"if len(value) == {required}:", *(f"    {line}" for line in only_required),
+             "else:", *(f"    {line}" for line in general)]
     lines.append(f"obj = new({names.add(cls)})")
     for name, var in assigned:
         setter = names.add(getattr(cls, name).__set__)

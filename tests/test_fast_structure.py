@@ -223,3 +223,21 @@ def test_list_items_of_an_unlisted_class_are_still_encoded_content_1() -> None:
                                            Stamped(text="b", stamp="later")])
     assert to_wire(result) == to_wire(result, DETAILED) == {"content": [
         {"type": "text", "text": "a"}, {"type": "text", "text": "b", "stamp": "later"}]}
+
+
+@pytest.mark.parametrize("item", [
+    {"type": "text", "text": "only what must be there"},
+    {"type": "text", "x-other": "as many keys, one required missing"},
+    {"text": "as many keys", "annotations": None},
+    {"type": "image", "data": "AA=="},
+    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+    {"type": "image", "data": "AA==", "x": 1},
+    {"type": "resource", "resource": {"uri": "file:///a", "text": "t"}},
+    {"type": "resource", "resource": {"uri": "file:///a", "blob": "AA==", "x": 1}},
+])
+def test_items_with_only_their_required_members_decode_alike_content_1(
+        item: dict[str, Any]) -> None:
+    """Items holding exactly as many members as must be there take a shorter branch;
+    it gives what the detailed path gives, errors included, alone and in a list."""
+    assert_same_outcome(item, types.Content)
+    assert_same_outcome({"content": [item, dict(item)]}, types.CallToolResult)
