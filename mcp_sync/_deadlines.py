@@ -102,6 +102,15 @@ def complete(future: Future[Any], result: dict[str, Any] | None,
             return  # lost a race with close() or a timeout
 
 
+def complete_late(future: Future[Any], result: dict[str, Any] | None,
+                  error: BaseException | None, closed: Callable[[], McpError | None]) -> None:
+    """Complete a call behind its progress callbacks, which may have closed the connection
+    meanwhile: then the call fails as every pending call did (``closed()`` gives the
+    error), rather than returning as though nothing happened."""
+    error_now = closed()
+    complete(future, result, error if error_now is None else error_now)
+
+
 class Canceller:
     """Gives up on calls and queues what the peer must be told, for the write lock's holder.
 

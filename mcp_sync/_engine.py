@@ -57,7 +57,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from ._deadlines import Call, Canceller, Watchdog, complete, fail, first_deadlines
+from ._deadlines import Call, Canceller, Watchdog, complete, complete_late, fail, first_deadlines
 from ._incoming import BatchReply, IncomingRequest
 from ._protocol import (
     CancelRequested,
@@ -321,6 +321,9 @@ class Engine:
         if notification is not None:
             self._try_write(notification)
 
+    def _closed_here(self) -> McpError | None:
+        return self._ended_error() if isinstance(self._ended, ConnectionClosed) else None
+
     def _ended_error(self) -> McpError:
         ended = self._ended
         assert ended is not None
@@ -483,7 +486,7 @@ class Engine:
             # A call with progress is completed behind its queued progress callbacks, so
             # that they have all run by the time the caller has its result.
             if call is not None and (call.on_progress is None or not self._notifier.submit(
-                    complete, call.future, event.result, event.error)):
+                    complete_late, call.future, event.result, event.error, self._closed_here)):
                 complete(call.future, event.result, event.error)
         elif isinstance(event, NotificationReceived):
             if (self._handle_notification is not None

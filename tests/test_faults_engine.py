@@ -490,7 +490,7 @@ def test_notifications_behind_a_slow_callback_are_bounded_gen_3() -> None:
         peer.send({"jsonrpc": "2.0", "id": "after", "method": "ping"})
         assert peer.receive(10) == {"jsonrpc": "2.0", "id": "after", "result": {}}
         assert entered.wait(5)
-        queued = client._engine._notifier._queue.qsize()
+        queued = client._engine._notifier.queued()
         assert queued <= 10_000, f"{queued} notifications queued for a stuck callback"
     finally:
         release.set()
@@ -530,7 +530,7 @@ def test_requests_queued_behind_blocked_handlers_are_bounded_gen_3(gates: Gates)
             assert reply["error"]["code"] == -32603, reply
             assert "too many requests" in reply["error"]["message"]
             refused += 1
-        queued = connection.engine._workers._queue.qsize()
+        queued = connection.engine._workers.queued()
         assert queued <= 1000, f"{queued} requests queued behind blocked handlers"
         assert queued + refused == 20_000  # each one either waits or was answered
     finally:

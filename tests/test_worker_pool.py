@@ -92,3 +92,45 @@ def test_run_here_gives_its_place_back_when_the_task_raises(group: ThreadGroup) 
         pool.run_here(fail)
     assert pool.run_here(lambda: None)
     pool.close()
+
+
+def test_one_task_at_a_time_keeps_meeting_the_same_idle_worker(group: ThreadGroup) -> None:
+    """After a burst has left several workers idle, tasks go to the one idle last: one
+    caller at a time keeps its thread (and so its warm connection), not a tour of all."""
+    pool = WorkerPool(group, "w", 4)
+    release = threading.Event()
+    starts = [threading.Event() for _ in range(4)]
+    for started in starts:
+        assert pool.submit(_blocked_task, started, release)
+    for started in starts:
+        assert started.wait(WAIT)
+    burst = {t.name for t in threading.enumerate() if t.name.startswith("mcp_sync:test-pool")}
+    assert len(burst) == 4
+    release.set()
+    ran_on: list[str] = []
+    for _ in range(30):
+        done = threading.Event()
+        assert pool.submit(lambda done=done: (ran_on.append(threading.current_thread().name),
+                                              done.set()))
+        assert done.wait(WAIT)
+    # A worker still finishing its blocked task when a task arrives may take the next
+    # one; once all four are idle, every task meets the same one.
+    assert len(set(ran_on[10:])) == 1
+    assert set(ran_on) <= burst
+    pool.close()
+
+
+def test_close_stops_idle_workers_after_the_queued_tasks(group: ThreadGroup) -> None:
+    """Queued tasks still run after close(); idle workers then end (the group joins)."""
+    pool = WorkerPool(group, "w", 1)
+    release = threading.Event()
+    started = threading.Event()
+    assert pool.submit(_blocked_task, started, release)
+    assert started.wait(WAIT)
+    ran = threading.Event()
+    assert pool.submit(ran.set)
+    assert pool.queued() == 1
+    pool.close()
+    assert not pool.submit(ran.set)
+    release.set()
+    assert ran.wait(WAIT)
