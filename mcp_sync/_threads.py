@@ -87,9 +87,9 @@ class WorkerPool:
 
     A task goes to the worker that became idle last. After a burst of concurrent work has
     left many workers idle, one caller at a time then keeps meeting the same thread, with
-    its stack, its connection (an HTTP client sends on the sending thread's connection)
-    and the server's thread for that connection still warm; handing tasks round the idle
-    workers in turn made each large call cost a quarter more CPU on both sides.
+    its stack and its connection (an HTTP client sends on the sending thread's
+    connection, which a threaded server serves on one thread) still warm. Handed round the
+    idle workers in turn, 20 sequential calls after a burst went out from 11 threads.
     """
 
     def __init__(self, group: ThreadGroup, role: str, max_workers: int,
@@ -154,7 +154,8 @@ class WorkerPool:
                 return _STOP
             self._idle.append(idle)
         idle.wake.acquire()
-        return idle.task
+        task, idle.task = idle.task, None
+        return task
 
     def _work(self) -> None:
         idle = _Idle()
@@ -178,6 +179,8 @@ class WorkerPool:
             finally:
                 with self._lock:
                     self._give_back_place()
+            # Not held while idle: a task's arguments may be large (an HTTP request body).
+            task = fn = args = None
 
     def _give_back_place(self) -> None:
         self._free_places += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -134,3 +135,22 @@ def test_close_stops_idle_workers_after_the_queued_tasks(group: ThreadGroup) -> 
     assert not pool.submit(ran.set)
     release.set()
     assert ran.wait(WAIT)
+
+
+def test_an_idle_worker_holds_nothing_of_its_last_task(group: ThreadGroup) -> None:
+    """A task's arguments (an HTTP client's request body, say) are let go once it ran,
+    not kept until the worker's next task."""
+
+    class Payload:
+        pass
+
+    payload = Payload()
+    gone = threading.Event()
+    weakref.finalize(payload, gone.set)
+    ran = threading.Event()
+    pool = WorkerPool(group, "w", 1)
+    assert pool.submit(lambda _: ran.set(), payload)
+    del payload
+    assert ran.wait(WAIT)
+    assert gone.wait(WAIT)
+    pool.close()
