@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
 
@@ -114,3 +114,26 @@ class Callers:
         for thread in self.threads:
             thread.join(timeout)
         return not any(thread.is_alive() for thread in self.threads)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Params = ParamSpec("_Params")
+_Made = TypeVar("_Made", bound=_Closable)
+
+
+def closing_all(make: Callable[_Params, _Made]) -> Iterator[Callable[_Params, _Made]]:
+    """For a fixture, ``yield from closing_all(Thing)``: the test gets ``make``, and
+    everything it made is closed, in order, when the test ends."""
+    made: list[_Made] = []
+
+    def start(*args: _Params.args, **kwargs: _Params.kwargs) -> _Made:
+        item = make(*args, **kwargs)
+        made.append(item)
+        return item
+
+    yield start
+    for item in made:
+        item.close()

@@ -15,7 +15,7 @@ from mcp_sync.errors import ConnectionClosed, InternalError, MethodNotFound, Rpc
 from mcp_sync.testing import open_client
 from mcp_sync.transports.base import Transport
 from tests.conftest import validator
-from tests.helpers import RawPeer
+from tests.helpers import RawPeer, closing_all
 
 Script = Callable[[RawPeer], None]
 
@@ -173,17 +173,7 @@ class ScriptedServer:
 def scripted_servers() -> Iterator[Callable[..., ScriptedServer]]:
     """Starts :class:`ScriptedServer` instances and stops them after the test; use it
     as ``yield from scripted_servers()`` in a fixture."""
-    servers: list[ScriptedServer] = []
-
-    def start(capabilities: dict[str, Any] | None = None,
-              answers: dict[str, Answer] | None = None, **options: Any) -> ScriptedServer:
-        server = ScriptedServer(capabilities, answers, **options)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    yield from closing_all(ScriptedServer)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from mcp_sync import Client, Server
 from mcp_sync.transports._http_client_io import SocketRegistry, is_connect_failure
 from mcp_sync.transports._http_lean import LeanSession, _Connection, lean_applies
 from mcp_sync.transports.http_server import serve_http
+from tests.helpers import closing_all
 
 WAIT = 10.0
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
@@ -35,7 +36,8 @@ Script = Callable[[int, int, bytes], bytes | None]
 class ScriptedServer:
     """A socket server on 127.0.0.1 that answers each request as its script says."""
 
-    def __init__(self, script: Script, close_after: frozenset[tuple[int, int]]) -> None:
+    def __init__(self, script: Script,
+                 close_after: frozenset[tuple[int, int]] = frozenset()) -> None:
         self._script = script
         self._close_after = close_after
         self.closed: list[int] = []  # connection numbers the server has closed
@@ -133,31 +135,12 @@ Start = Callable[..., ScriptedServer]
 
 @pytest.fixture
 def scripted() -> Iterator[Start]:
-    servers: list[ScriptedServer] = []
-
-    def start(script: Script,
-              close_after: frozenset[tuple[int, int]] = frozenset()) -> ScriptedServer:
-        server = ScriptedServer(script, close_after)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    yield from closing_all(ScriptedServer)
 
 
 @pytest.fixture
 def session_for() -> Iterator[Callable[[str], LeanSession]]:
-    sessions: list[LeanSession] = []
-
-    def make(url: str) -> LeanSession:
-        session = LeanSession(url, SocketRegistry())
-        sessions.append(session)
-        return session
-
-    yield make
-    for session in sessions:
-        session.close()
+    yield from closing_all(lambda url: LeanSession(url, SocketRegistry()))
 
 
 def _post(session: LeanSession, url: str, body: bytes = b"{}",
