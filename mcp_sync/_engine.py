@@ -3,10 +3,14 @@
 Theory of operation
 -------------------
 
-* **One reader thread** blocks in ``transport.read()``. For each message it asks the
+* **One reader at a time** blocks in ``transport.read()``. For each message it asks the
   session what the message means and acts: it completes the Future of a response, hands a
   request to the worker pool, queues a notification for the notifier, or writes the
-  session's own answer (``ping``, ``initialize``, errors). It never runs user code.
+  session's own answer (``ping``, ``initialize``, errors). It never runs user code while
+  it is the reader. The reading is the pool's relay (``WorkerPool.pass_relay``): when a
+  request arrives and nothing else waits to be read, the thread that read it hands the
+  reading to an idle worker and serves the request itself, so a sequential call has no
+  thread hand-off between its request being read and being served.
 * **The pending table** maps each request id we sent to a
   :class:`~mcp_sync._deadlines.Call` holding its ``concurrent.futures.Future``. The id
   is registered before the request is written, so an answer can never arrive for an
@@ -162,7 +166,7 @@ class Engine:
             return
         self._started = True
         self.transport.attach_receiver(self._receive_pushed)
-        self._threads.start("reader", self._read_loop)
+        self._workers.start_relay(self._read_loop)
 
     @property
     def closed(self) -> bool:
@@ -365,6 +369,7 @@ class Engine:
 
     def _read_loop(self) -> None:
         cause: BaseException | None = None
+        here: list[IncomingRequest] = []
         try:
             while True:
                 incoming = self.transport.read()
@@ -375,7 +380,14 @@ class Engine:
                 elif isinstance(incoming, Invalid):
                     self._receive_invalid(incoming, None)
                 else:
-                    self._receive(incoming, None)
+                    self._receive(incoming, None, here)
+                    if here:
+                        request = here.pop()
+                        if (not self.transport.has_buffered()
+                                and self._workers.pass_relay(self._read_loop, self._serve,
+                                                             request)):
+                            return
+                        self._dispatch(request)
         except McpError as exc:
             cause = exc
         except Exception as exc:  # the connection must end cleanly whatever broke

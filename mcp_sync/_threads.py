@@ -103,8 +103,9 @@ class WorkerPool:
         # Everything below is guarded by one C lock; threading.Semaphore and queue.Queue
         # are Python code, and cost a short call more than its handler.
         self._lock = threading.Lock()
-        self._queue: collections.deque[tuple[Callable[..., Any], tuple[Any, ...]]] = (
-            collections.deque())  # tasks no worker has taken yet, oldest first
+        # Tasks no worker has taken yet, oldest first: (fn, args, needs a place).
+        self._queue: collections.deque[tuple[Callable[..., Any], tuple[Any, ...], bool]] = (
+            collections.deque())
         self._idle: list[_Idle] = []  # the worker idle longest first
         self._workers = 0
         # A place for each task under way, on a worker or on its caller's thread (see
@@ -113,6 +114,7 @@ class WorkerPool:
         self._waiting_for_place = 0
         self._place_freed = threading.Condition(self._lock)
         self._closed = False
+        self._relays = 0
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed, or
@@ -122,13 +124,13 @@ class WorkerPool:
                 return False
             if self._idle and not self._queue:
                 idle = self._idle.pop()
-                idle.task = (fn, args)
+                idle.task = (fn, args, True)
                 idle.wake.release()
                 return True
             if self._max_queued is not None and len(self._queue) >= self._max_queued:
                 return False
-            self._queue.append((fn, args))
-            if self._workers < self._max_workers:
+            self._queue.append((fn, args, True))
+            if self._workers < self._max_workers + self._relays:
                 self._start_worker()
         return True
 
@@ -137,13 +139,59 @@ class WorkerPool:
         with self._lock:
             return len(self._queue)
 
-    def _start_worker(self) -> None:
+    def _start_worker(self, first: Any = None) -> None:
         self._workers += 1
         try:
-            self._group.start(f"{self._role}-{self._workers}", self._work)
+            self._group.start(f"{self._role}-{self._workers}", self._work, first)
         except BaseException:
             self._workers -= 1
             raise
+
+    def start_relay(self, fn: Callable[[], None]) -> None:
+        """Start ``fn``, the pool's relay, on a worker of its own.
+
+        The relay is a task that needs no place: a reader, blocked until there is work.
+        Whoever runs it may hand it on to another worker with :meth:`pass_relay` and turn
+        to that work itself. The pool keeps one thread beyond ``max_workers`` for it.
+        """
+        with self._lock:
+            self._relays = 1
+            self._start_worker((fn, (), False))
+
+    def pass_relay(self, relay: Callable[[], None], fn: Callable[..., Any], *args: Any) -> bool:
+        """From the thread running the relay: hand ``relay`` to another worker, then run
+        ``fn(*args)`` here, in one of the ``max_workers`` places.
+
+        A request served this way runs on the thread that read it, with no hand-off in
+        between; the next message is read by the worker that took the relay, woken while
+        this one serves. False, with nothing done, when the pool is closed, tasks wait,
+        every place is taken or no worker is free for the relay; the caller then keeps
+        the relay and submits ``fn`` instead.
+        """
+        wake = None
+        with self._lock:
+            if (self._closed or self._waiting_for_place or self._queue
+                    or not self._free_places):
+                return False
+            if self._idle:
+                idle = self._idle.pop()
+                idle.task = (relay, (), False)
+                wake = idle.wake
+            elif self._workers < self._max_workers + self._relays:
+                self._start_worker((relay, (), False))
+            else:
+                return False
+            self._free_places -= 1
+        if wake is not None:
+            wake.release()
+        try:
+            fn(*args)
+        except BaseException:  # the relay has gone on; this thread's task must end quietly
+            log.exception("unhandled error in %s task", self._role)
+        finally:
+            with self._lock:
+                self._give_back_place()
+        return True
 
     def _next_task(self, idle: _Idle) -> Any:
         """The next task for this worker, waiting idle for one; _STOP when it is to end."""
@@ -157,13 +205,21 @@ class WorkerPool:
         task, idle.task = idle.task, None
         return task
 
-    def _work(self) -> None:
+    def _work(self, task: Any) -> None:
         idle = _Idle()
         while True:
-            task = self._next_task(idle)
+            if task is None:
+                task = self._next_task(idle)
             if task is _STOP:
                 return
-            fn, args = task
+            fn, args, placed = task
+            if not placed:  # the relay
+                try:
+                    fn()
+                except BaseException:
+                    log.exception("unhandled error in %s relay", self._role)
+                task = fn = args = None
+                continue
             with self._lock:
                 while not self._free_places:
                     self._waiting_for_place += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import weakref
 from collections.abc import Iterator
@@ -153,4 +154,125 @@ def test_an_idle_worker_holds_nothing_of_its_last_task(group: ThreadGroup) -> No
     del payload
     assert ran.wait(WAIT)
     assert gone.wait(WAIT)
+    pool.close()
+
+
+# --- the relay: a reader that serves what it read and lets another worker read on ----------
+
+
+class _Reader:
+    """A relay reading "messages" from a queue: each is served on the thread that read it
+    when the pool lets the reading go on elsewhere, and submitted otherwise."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+        self.inbox: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self.read_by: dict[str, threading.Thread] = {}
+        self.served_by: dict[str, threading.Thread] = {}
+        self.served: dict[str, threading.Event] = {}
+        self.ended = threading.Event()
+
+    def send(self, message: str) -> threading.Event:
+        self.served[message] = threading.Event()
+        self.inbox.put(message)
+        return self.served[message]
+
+    def relay(self) -> None:
+        while True:
+            message = self.inbox.get(timeout=WAIT)
+            if message is None:
+                self.ended.set()
+                return
+            self.read_by[message] = threading.current_thread()
+            if self.pool.pass_relay(self.relay, self.serve, message):
+                return
+            assert self.pool.submit(self.serve, message)
+
+    def serve(self, message: str) -> None:
+        self.served_by[message] = threading.current_thread()
+        self.served[message].set()
+
+
+def test_a_relayed_message_is_served_where_it_was_read_and_the_next_read_elsewhere(
+        group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 2)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    for message in ("a", "b", "c"):
+        assert reader.send(message).wait(WAIT)
+    for message in ("a", "b", "c"):
+        assert reader.served_by[message] is reader.read_by[message]
+    # Whoever served a message had passed the reading on: the next one was read elsewhere.
+    assert reader.read_by["b"] is not reader.read_by["a"]
+    assert reader.read_by["c"] is not reader.read_by["b"]
+    reader.inbox.put(None)
+    assert reader.ended.wait(WAIT)
+    pool.close()
+
+
+def test_the_relay_stays_put_while_every_place_is_taken(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 1)
+    release, started = threading.Event(), threading.Event()
+    assert pool.submit(_blocked_task, started, release)
+    assert started.wait(WAIT)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    served = reader.send("a")
+    assert not served.wait(QUIET)  # submitted: it waits for the one place
+    release.set()
+    assert served.wait(WAIT)
+    assert reader.served_by["a"] is not reader.read_by["a"]
+    reader.inbox.put(None)  # the reading went on where it was
+    assert reader.ended.wait(WAIT)
+    pool.close()
+
+
+def test_pass_relay_refuses_while_tasks_wait_and_once_closed(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 1)
+    release, started = threading.Event(), threading.Event()
+    assert pool.submit(_blocked_task, started, release)
+    assert started.wait(WAIT)
+    queued_ran = threading.Event()
+    assert pool.submit(queued_ran.set)
+    relay_ran: list[bool] = []
+    ran: list[bool] = []
+    assert not pool.pass_relay(lambda: relay_ran.append(True), lambda: ran.append(True))
+    release.set()
+    assert queued_ran.wait(WAIT)
+    pool.close()
+    assert not pool.pass_relay(lambda: relay_ran.append(True), lambda: ran.append(True))
+    assert ran == [] and relay_ran == []
+
+
+def test_the_relay_has_one_thread_beyond_max_workers(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 1)
+    reader = _Reader(pool)
+    before = set(threading.enumerate())
+    pool.start_relay(reader.relay)
+    release, started = threading.Event(), threading.Event()
+    assert pool.submit(_blocked_task, started, release)
+    assert started.wait(WAIT)
+    queued_ran = threading.Event()
+    assert pool.submit(queued_ran.set)  # no place, and no third thread for it
+    assert not queued_ran.wait(QUIET)
+    assert len(set(threading.enumerate()) - before) == 2
+    release.set()
+    assert queued_ran.wait(WAIT)
+    reader.inbox.put(None)
+    assert reader.ended.wait(WAIT)
+    pool.close()
+
+
+def test_a_relayed_task_that_raises_is_logged_and_gives_its_place_back(
+        group: ThreadGroup, caplog: pytest.LogCaptureFixture) -> None:
+    pool = WorkerPool(group, "w", 1)
+    relay_ran = threading.Event()
+
+    def fail() -> None:
+        raise RuntimeError("handler bug")
+
+    assert pool.pass_relay(relay_ran.set, fail)
+    assert relay_ran.wait(WAIT)
+    assert "handler bug" in caplog.text
+    assert pool.run_here(lambda: None)  # the place came back
     pool.close()

@@ -20,8 +20,9 @@ DEFAULT_MAX_MESSAGE_SIZE = 128 * 1024 * 1024
 class Transport(abc.ABC):
     """Moves JSON-RPC messages between us and one peer.
 
-    ``read`` is called by exactly one thread (the engine's reader), ``write`` by one
-    thread at a time (the engine serialises writes), ``close`` from any thread.
+    ``read`` is called by one thread at a time (whichever of the engine's threads is
+    reading), ``write`` by one thread at a time (the engine serialises writes),
+    ``close`` from any thread.
     """
 
     @abc.abstractmethod
@@ -62,6 +63,14 @@ class Transport(abc.ABC):
             ConnectionClosed: the transport was closed.
         """
         self.write(message, related_to=related_to)
+
+    def has_buffered(self) -> bool:
+        """True when a frame has arrived that :meth:`read` would return without waiting.
+
+        The engine serves a request on the thread that read it only when no other
+        message is already waiting to be read. The default, False, is always safe.
+        """
+        return False
 
     def attach_receiver(self, receiver: Receiver) -> bool:
         """Offer to hand each incoming message to ``receiver`` on the thread that got it.

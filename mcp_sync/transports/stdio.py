@@ -114,6 +114,10 @@ class LineReader:
                 return rest or None
             self._buffer += self._scratch_view[:count]
 
+    def has_line(self) -> bool:
+        """True when the buffer holds a whole line (perhaps a blank one) not yet read."""
+        return self._buffer.find(b"\n", self._scanned) >= 0
+
     def _take(self, end: int) -> bytes:
         # Through a view, so that a large line is copied once rather than twice.
         with memoryview(self._buffer) as view:
@@ -297,6 +301,9 @@ class StdioClientTransport(Transport):
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
+    def has_buffered(self) -> bool:
+        return self._reader.has_line()
+
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
         self._send(encode(message) + b"\n", None)
@@ -460,6 +467,9 @@ class StdioServerTransport(Transport):
 
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
+
+    def has_buffered(self) -> bool:
+        return self._reader.has_line()
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
