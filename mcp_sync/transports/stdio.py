@@ -17,7 +17,6 @@ import io
 import logging
 import os
 import select
-import subprocess
 import sys
 import threading
 import time
@@ -219,6 +218,9 @@ class StdioClientTransport(Transport):
         close_timeout: float = 2.0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
+        # Imported here: a server's start-up (part of every client's connect) never spawns.
+        import subprocess
+
         if isinstance(command, str) or not command:
             raise ValueError("command must be a non-empty sequence of program and arguments")
         if stderr == subprocess.STDOUT:
@@ -405,6 +407,8 @@ class StdioClientTransport(Transport):
         return True
 
     def _stop_process(self, eof_sent: bool) -> None:
+        import subprocess
+
         process = self.process
         if eof_sent:
             try:
