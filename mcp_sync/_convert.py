@@ -12,6 +12,7 @@ only a ``str``, an integer field only an ``int`` (never a ``bool``), a number fi
 """
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from types import NoneType, UnionType
 from typing import Any, Literal, NoReturn, TypeVar, Union, get_args, get_origin
 
@@ -31,7 +32,7 @@ from cattrs.v import format_exception
 from mcp_sync import types
 from mcp_sync._fast_structure import compile_list_structure, compile_structure
 from mcp_sync._model import NO_EXTRA
-from mcp_sync._wire_text import EncodedList, compile_list_text
+from mcp_sync._wire_text import DeferredList, compile_list_text
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "to_wire"]
@@ -196,8 +197,7 @@ def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
                                            _wire_name)
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        if fast_list is not None and (value.__class__ is list
-                                      or value.__class__ is EncodedList):
+        if fast_list is not None and value.__class__ is list:
             try:
                 return fast_list(value)
             except Exception:
@@ -437,13 +437,20 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
         [(m, (_discriminator(m) or (None,))[0], by_class[m]) for m in members],
         conv.get_unstructure_hook, _wire_name, (identity, _keep))
 
-    def unstructure_list(value: Any) -> list[Any]:
+    def wire_list(value: Any) -> list[Any]:
         try:
-            wire = [plain[item.__class__](item) if item.extra is NO_EXTRA
+            return [plain[item.__class__](item) if item.extra is NO_EXTRA
                     else by_class[item.__class__](item) for item in value]
         except (KeyError, AttributeError):  # a subclass, or something else entirely
             return [conv.unstructure(item) for item in value]
-        return wire if list_text is None else EncodedList(wire, value, list_text)
+
+    if list_text is None:
+        return wire_list
+
+    def unstructure_list(value: Any) -> Any:
+        if _answering.get():
+            return DeferredList(value, list_text, wire_list)
+        return wire_list(value)
 
     return unstructure_list
 
@@ -488,6 +495,8 @@ def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
 
 
 converter = make_converter()
+# True while to_answer runs (in its own context): the list hooks then defer their dicts.
+_answering: ContextVar[bool] = ContextVar("mcp_sync_answering", default=False)
 
 
 def _alias_names() -> dict[Any, str]:
@@ -537,6 +546,17 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
 def to_wire(obj: Any, using: cattrs.Converter = converter) -> Any:
     """Turn a :mod:`mcp_sync.types` object (or a list of them) into JSON-ready data."""
     return using.unstructure(obj)
+
+
+def to_answer(obj: Any) -> Any:
+    """:func:`to_wire` for the result of a request we answer, which goes nowhere but to
+    ``jsonrpc.encode``: each list of classes in it stays a :class:`DeferredList` of the
+    objects, written as JSON text without wire dicts in between."""
+    token = _answering.set(True)
+    try:
+        return converter.unstructure(obj)
+    finally:
+        _answering.reset(token)
 
 
 def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter) -> T:

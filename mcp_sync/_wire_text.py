@@ -1,16 +1,17 @@
-"""JSON text for a list of wire classes, written together with its wire data.
+"""JSON text for a list of wire classes in an answer, written straight from the objects.
 
 Encoding a large result was most of the time a server spent on it that was not the
 tool's own: turning 10,000 content objects into dicts, then ``json`` walking all those
-dicts again (5-6 ms of it, against about 1 ms to write the text from the objects). So
-the converter returns a list of classes as an :class:`EncodedList`: the same wire dicts
-as ever, which is all any reader of the message sees, able to write its JSON text straight
-from the objects in one loop compiled once per list type. ``jsonrpc.encode`` splices that
-text into a response instead of encoding the dicts a second time.
+dicts again (5-6 ms of it, against about 1 ms to write the text from the objects). So in
+the result of a request we answer (``_convert.to_answer``) a list of classes stays a
+:class:`DeferredList` of the objects, which writes its JSON text in one loop compiled
+once per list type; ``jsonrpc.encode`` splices that text into the response. The wire
+dicts are made only if something asks for them (a batch, the ASCII fallback, a list
+nested deeper): :meth:`DeferredList.wire`, which :func:`dump` calls by itself.
 
 The text is exactly what ``json`` would write for the dicts (the same separators and
-escaping, members in the same order, defaults left out by the same rule); anything the
-compiled function does not handle plainly makes the list an ordinary one.
+escaping, members in the same order, defaults left out by the same rule); a list the
+compiled function does not handle plainly is written from its wire dicts instead.
 """
 
 from __future__ import annotations
@@ -24,7 +25,59 @@ import attrs
 
 from mcp_sync._model import NO_EXTRA
 
-__all__ = ["EncodedList", "Unlisted", "compile_list_text", "dump", "dump_ascii"]
+__all__ = ["DeferredList", "Unlisted", "compile_list_text", "dump", "dump_ascii"]
+
+ListText = Callable[[Sequence[Any]], str]
+
+
+class Unlisted(Exception):
+    """An item of a class the list's text function was not compiled for."""
+
+
+class DeferredList:
+    """A list of wire classes in an answer, kept as the objects until it is encoded.
+
+    Not a list, so that nothing can mistake it for an empty one: ``json`` refuses it,
+    and :func:`dump` asks it for its wire dicts.
+    """
+
+    __slots__ = ("_items", "_make_wire", "_write")
+
+    def __init__(self, items: Sequence[Any], write: ListText,
+                 make_wire: Callable[[Sequence[Any]], list[Any]]) -> None:
+        self._items = tuple(items)  # the list as it was when it was answered
+        self._write = write
+        self._make_wire = make_wire
+
+    def json_text(self) -> str | None:
+        """The list as JSON text, or None if it is for :meth:`wire` and ``json``."""
+        try:
+            return self._write(self._items)
+        except Exception:
+            return None
+
+    def wire(self) -> list[Any]:
+        """The list as wire data: the dicts ``to_wire`` makes of its items.
+
+        Raises:
+            TypeError: an item cannot be turned into wire data.
+        """
+        try:
+            return self._make_wire(self._items)
+        except (TypeError, ValueError):
+            raise
+        except Exception as exc:
+            raise TypeError(f"a result item cannot be written as JSON: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"DeferredList({list(self._items)!r})"
+
+
+def _wire_of_deferred(value: Any) -> Any:
+    """``json``'s ``default``: a deferred list's wire data; anything else is refused."""
+    if value.__class__ is DeferredList:
+        return value.wire()
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
 
 
 def _compact_encoder(ensure_ascii: bool) -> Callable[[Any], str]:
@@ -37,11 +90,12 @@ def _compact_encoder(ensure_ascii: bool) -> Callable[[Any], str]:
     as a RecursionError.
     """
     encoder = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=(",", ":"),
-                               allow_nan=False, check_circular=False)
+                               allow_nan=False, check_circular=False,
+                               default=_wire_of_deferred)
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # an interpreter without json's C accelerator
         return encoder.encode
-    c_encode = make(None, encoder.default,
+    c_encode = make(None, _wire_of_deferred,
                     encode_basestring_ascii if ensure_ascii else encode_basestring,
                     None, ":", ",", False, False, False)
     join = "".join
@@ -56,32 +110,6 @@ def _compact_encoder(ensure_ascii: bool) -> Callable[[Any], str]:
 dump = _compact_encoder(ensure_ascii=False)
 #: The same with every character beyond ASCII escaped (for text with lone surrogates).
 dump_ascii = _compact_encoder(ensure_ascii=True)
-
-ListText = Callable[[Sequence[Any]], str]
-
-
-class Unlisted(Exception):
-    """An item of a class the list's text function was not compiled for."""
-
-
-class EncodedList(list):  # type: ignore[type-arg]
-    """Wire data (a list of dicts) that can write its own JSON text, from the objects it
-    was made from, when a message holding it is encoded (and only then: most lists of
-    classes, a request's or one nested in another, are never written this way)."""
-
-    __slots__ = ("_items", "_write")
-
-    def __init__(self, wire: list[Any], items: Sequence[Any], write: ListText) -> None:
-        super().__init__(wire)
-        self._items = tuple(items)  # what the dicts were made from, as it was then
-        self._write = write
-
-    def json_text(self) -> str | None:
-        """The list as JSON text, or None if it is for ``json`` to write (or refuse)."""
-        try:
-            return self._write(self._items)
-        except Exception:
-            return None
 
 
 def _braces(text: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, TypeAlias, TypeGuard
 import attrs
 
 from ._model import Model
-from ._wire_text import EncodedList, dump, dump_ascii
+from ._wire_text import DeferredList, dump, dump_ascii
 from .errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 __all__ = [
@@ -308,10 +308,10 @@ def encode(message: Message | Sequence[Message]) -> bytes:
 
 
 def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | None:
-    """A response whose result holds lists that carry their JSON text, written with that
-    text (byte for byte what encoding the lists would give), or None for the usual way."""
+    """A response whose result holds deferred lists, written with their JSON text (byte
+    for byte what encoding their wire dicts would give), or None for the usual way."""
     for value in result.values():
-        if value.__class__ is EncodedList:
+        if value.__class__ is DeferredList:
             break
     else:
         return None
@@ -319,7 +319,7 @@ def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | N
     for key, value in result.items():
         if key.__class__ is not str:
             return None
-        text = value.json_text() if value.__class__ is EncodedList else None
+        text = value.json_text() if value.__class__ is DeferredList else None
         if text is None:  # not such a list, or one for json to write (or refuse)
             text = dump(value)
         members.append(f"{dump(key)}:{text}")

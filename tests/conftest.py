@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 
 import mcp_sync.jsonrpc as jsonrpc_module
+from mcp_sync._wire_text import DeferredList
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -117,6 +118,17 @@ class WireLog:
                 self._allowed -= 1
 
 
+def _written(value: Any) -> Any:
+    """Wire data as it is written: a deferred list (in an answer) as its wire dicts."""
+    if value.__class__ is DeferredList:
+        return [_written(item) for item in value.wire()]
+    if isinstance(value, dict):
+        return {key: _written(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_written(item) for item in value]
+    return value
+
+
 @pytest.fixture(autouse=True)
 def wire(monkeypatch: pytest.MonkeyPatch) -> Iterator[WireLog]:
     """Validates every message encoded in this process while the test runs."""
@@ -132,7 +144,11 @@ def wire(monkeypatch: pytest.MonkeyPatch) -> Iterator[WireLog]:
         finally:
             depth.level = level
         if level == 0:
-            log.record(value)
+            try:
+                written = _written(value)
+            except RecursionError:  # a value that contains itself: encode refuses it
+                written = value
+            log.record(written)
         return value
 
     monkeypatch.setattr(jsonrpc_module, "to_wire", checked_to_wire)

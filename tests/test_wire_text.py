@@ -1,4 +1,4 @@
-"""Lists of wire classes carry their JSON text, and a response is written with it.
+"""Lists of wire classes in an answer are written as JSON text straight from the objects.
 
 Whatever the path, the bytes must be exactly those of encoding the wire dicts, which is
 what the detailed converter (without the fast paths) leads to.
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_sync import _convert, types
-from mcp_sync._convert import from_wire, to_wire
-from mcp_sync._wire_text import EncodedList
+from mcp_sync._convert import from_wire, to_answer, to_wire
+from mcp_sync._wire_text import DeferredList
 from mcp_sync.jsonrpc import Response, encode
 
 from .test_types import CLASS_DEFS, VARIANTS, sample
@@ -28,7 +28,7 @@ DETAILED = _convert.make_converter(fast_path=False)
 def plain_bytes(result: Any) -> bytes:
     """The response as encoding its detailed wire dicts (ordinary lists) gives it."""
     wire = to_wire(result, DETAILED)
-    assert EncodedList not in {value.__class__ for value in wire.values()}
+    assert DeferredList not in {value.__class__ for value in wire.values()}
     return encode(Response(7, wire))
 
 
@@ -36,7 +36,7 @@ def plain_bytes(result: Any) -> bytes:
                          [(name, variant) for name in CLASS_DEFS for variant in VARIANTS])
 def test_every_class_is_written_byte_for_byte_alike(name: str, variant: str) -> None:
     value = from_wire(sample(name, variant), getattr(types, name))
-    wire = to_wire(value)
+    wire = to_answer(value)
     if isinstance(wire, dict):
         assert encode(Response(7, wire)) == plain_bytes(value)
 
@@ -44,13 +44,31 @@ def test_every_class_is_written_byte_for_byte_alike(name: str, variant: str) -> 
 def test_a_large_result_is_written_from_its_text() -> None:
     result = types.CallToolResult(content=[types.TextContent(text=f"item {i}")
                                            for i in range(1000)])
-    wire = to_wire(result)
-    assert wire["content"].__class__ is EncodedList
-    assert json.loads(wire["content"].json_text()) == wire["content"]
+    wire = to_answer(result)
+    assert wire["content"].__class__ is DeferredList
+    dicts = [{"type": "text", "text": f"item {i}"} for i in range(1000)]
+    assert json.loads(wire["content"].json_text()) == dicts == wire["content"].wire()
     assert encode(Response(7, wire)) == plain_bytes(result)
-    # Everyone else sees the ordinary list of dicts, and decoding takes it back.
-    assert wire["content"] == [{"type": "text", "text": f"item {i}"} for i in range(1000)]
-    assert from_wire(wire, types.CallToolResult) == result
+    # It is no list: json refuses it rather than write it as an empty one.
+    with pytest.raises(TypeError, match="DeferredList is not JSON serializable"):
+        json.dumps(wire)
+    # Anything but an answer gets the ordinary list of dicts, and decoding takes it back.
+    assert to_wire(result)["content"] == dicts
+    assert from_wire(to_wire(result), types.CallToolResult) == result
+
+
+def test_answers_in_a_batch_are_written_from_their_wire_dicts() -> None:
+    results = [types.CallToolResult(content=[types.TextContent(text=f"{n}-{i}")
+                                             for i in range(3)]) for n in range(2)]
+    batch = encode([Response(n, to_answer(result)) for n, result in enumerate(results)])
+    assert json.loads(batch) == [json.loads(plain_bytes(result)) | {"id": n}
+                                 for n, result in enumerate(results)]
+
+
+def test_an_item_that_is_no_wire_data_fails_as_encoding_does() -> None:
+    result = types.CallToolResult(content=[object()])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        encode(Response(7, to_answer(result)))
 
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
@@ -76,7 +94,7 @@ def test_any_content_is_written_byte_for_byte_alike(content: list[Any],
                                                     is_error: bool | None) -> None:
     result = (types.CallToolResult(content=content) if is_error is None
               else types.CallToolResult(content=content, is_error=is_error))
-    assert encode(Response(7, to_wire(result))) == plain_bytes(result)
+    assert encode(Response(7, to_answer(result))) == plain_bytes(result)
 
 
 @pytest.mark.parametrize("item", [
@@ -88,22 +106,22 @@ def test_any_content_is_written_byte_for_byte_alike(content: list[Any],
 def test_odd_values_are_written_as_json_would(item: types.TextContent) -> None:
     result = types.CallToolResult(content=[item, types.TextContent(text="fine")])
     # (A lone surrogate has no UTF-8 form: both ways fall back to the ASCII encoder.)
-    assert encode(Response(7, to_wire(result))) == plain_bytes(result)
+    assert encode(Response(7, to_answer(result))) == plain_bytes(result)
 
 
 def test_what_json_refuses_is_still_refused() -> None:
     bad = types.CallToolResult(content=[types.TextContent(
         text="x", annotations=types.Annotations(priority=math.nan))])
     with pytest.raises(ValueError):
-        encode(Response(7, to_wire(bad)))
+        encode(Response(7, to_answer(bad)))
 
 
-def test_items_of_an_unlisted_class_make_an_ordinary_list() -> None:
+def test_items_of_an_unlisted_class_are_written_from_their_wire_dicts() -> None:
     @attrs.frozen(kw_only=True, repr=False, eq=False)
     class Stamped(types.TextContent):
         stamp: str = "now"
 
     result = types.CallToolResult(content=[types.TextContent(text="a"), Stamped(text="b")])
-    wire = to_wire(result)
-    assert wire["content"].__class__ is list
+    wire = to_answer(result)
+    assert wire["content"].json_text() is None
     assert encode(Response(7, wire)) == plain_bytes(result)
