@@ -64,13 +64,20 @@ def test_a_submitted_task_waits_for_the_place_run_here_holds(group: ThreadGroup)
     pool.close()
 
 
-def test_waiting_tasks_go_before_run_here(group: ThreadGroup) -> None:
-    pool = WorkerPool(group, "w", 1)
+def _one_running_one_waiting(pool: WorkerPool) -> tuple[threading.Event, threading.Event]:
+    """Fill the one place of ``pool`` with a blocked task and queue another behind it;
+    returns the event that releases the first and the one the second sets."""
     release, started = threading.Event(), threading.Event()
     assert pool.submit(_blocked_task, started, release)
     assert started.wait(WAIT)
     queued_ran = threading.Event()
     assert pool.submit(queued_ran.set)
+    return release, queued_ran
+
+
+def test_waiting_tasks_go_before_run_here(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 1)
+    release, queued_ran = _one_running_one_waiting(pool)
     assert not pool.run_here(lambda: None)
     release.set()
     assert queued_ran.wait(WAIT)
@@ -229,11 +236,7 @@ def test_the_relay_stays_put_while_every_place_is_taken(group: ThreadGroup) -> N
 
 def test_pass_relay_refuses_while_tasks_wait_and_once_closed(group: ThreadGroup) -> None:
     pool = WorkerPool(group, "w", 1)
-    release, started = threading.Event(), threading.Event()
-    assert pool.submit(_blocked_task, started, release)
-    assert started.wait(WAIT)
-    queued_ran = threading.Event()
-    assert pool.submit(queued_ran.set)
+    release, queued_ran = _one_running_one_waiting(pool)
     relay_ran: list[bool] = []
     ran: list[bool] = []
     assert not pool.pass_relay(lambda: relay_ran.append(True), lambda: ran.append(True))
@@ -249,12 +252,8 @@ def test_the_relay_has_one_thread_beyond_max_workers(group: ThreadGroup) -> None
     reader = _Reader(pool)
     before = set(threading.enumerate())
     pool.start_relay(reader.relay)
-    release, started = threading.Event(), threading.Event()
-    assert pool.submit(_blocked_task, started, release)
-    assert started.wait(WAIT)
-    queued_ran = threading.Event()
-    assert pool.submit(queued_ran.set)  # no place, and no third thread for it
-    assert not queued_ran.wait(QUIET)
+    release, queued_ran = _one_running_one_waiting(pool)
+    assert not queued_ran.wait(QUIET)  # no place, and no third thread for it
     assert len(set(threading.enumerate()) - before) == 2
     release.set()
     assert queued_ran.wait(WAIT)
