@@ -35,7 +35,7 @@ from mcp_sync._model import NO_EXTRA
 from mcp_sync._wire_text import DeferredList, compile_list_text
 from mcp_sync.errors import InvalidParams
 
-__all__ = ["converter", "from_wire", "make_converter", "to_wire"]
+__all__ = ["converter", "from_wire", "make_converter", "to_answer", "to_wire"]
 
 T = TypeVar("T")
 StructureHook = Callable[[Any, Any], Any]
