@@ -258,13 +258,23 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
     fields = attrs.fields(cls)
     overrides: dict[str, Any] = {f.name: override(rename=_wire_name(f.name)) for f in fields}
     overrides["extra"] = override(rename=_EXTRA_KEY, struct_hook=_keep)
-    generated = make_dict_structure_fn(
-        cls,
-        conv,
-        _cattrs_forbid_extra_keys=False,
-        _cattrs_detailed_validation=True,
-        **overrides,
-    )
+    # cattrs' detailed function is generated and compiled when the fast path first turns
+    # something down: well-formed messages never need it, and a connection's first
+    # messages would otherwise wait for one compile more per class they hold.
+    generated: Callable[[Any, Any], Any] | None = None
+
+    def detailed(value: Any) -> Any:
+        nonlocal generated
+        if generated is None:
+            generated = make_dict_structure_fn(
+                cls,
+                conv,
+                _cattrs_forbid_extra_keys=False,
+                _cattrs_detailed_validation=True,
+                **overrides,
+            )
+        return generated(value, cls)
+
     known = frozenset(_wire_name(f.name) for f in fields if f.name != "extra")
     found = _discriminator(cls)
     # A discriminator has a default for the caller's convenience, yet must be on the wire.
@@ -286,7 +296,7 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
         if not known.issuperset(value):
             unknown = {k: v for k, v in value.items() if k not in known}
             value = {**value, _EXTRA_KEY: unknown}
-        return generated(value, cls)
+        return detailed(value)
 
     # Read by the union and list hooks, which compile the same decoding into their own.
     structure_class.fast = fast  # type: ignore[attr-defined]
