@@ -30,7 +30,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.v import format_exception
 
 from mcp_sync import types
-from mcp_sync._fast_structure import compile_list_structure, compile_structure
+from mcp_sync._fast_structure import compile_list_structure, prepare_structure
 from mcp_sync._model import NO_EXTRA
 from mcp_sync._wire_text import DeferredList, compile_list_text
 from mcp_sync.errors import InvalidParams
@@ -280,11 +280,15 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
     # A discriminator has a default for the caller's convenience, yet must be on the wire.
     must_have = found[0] if found is not None and found[1] is not None else None
     must_have_type = attrs.fields_dict(cls)[must_have].type if must_have else None
-    fast = (compile_structure(cls, conv.get_structure_hook, _wire_name, must_have)
-            if fast_path else None)
+    compile_fast = (prepare_structure(cls, conv.get_structure_hook, _wire_name, must_have)
+                    if fast_path else None)
+    fast: Callable[[dict[str, Any]], Any] | None = None
 
     def structure_class(value: Any, _: Any) -> Any:
-        if fast is not None and value.__class__ is dict:
+        nonlocal fast
+        if compile_fast is not None and value.__class__ is dict:
+            if fast is None:  # a race between threads only compiles it twice
+                fast = compile_fast()
             try:
                 return fast(value)
             except Exception:
@@ -299,8 +303,8 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
         return detailed(value)
 
     # Read by the union and list hooks, which compile the same decoding into their own.
-    structure_class.fast = fast  # type: ignore[attr-defined]
-    structure_class.fast_spec = (cls, must_have) if fast else None  # type: ignore[attr-defined]
+    structure_class.fast_spec = (  # type: ignore[attr-defined]
+        (cls, must_have) if compile_fast is not None else None)
     return structure_class
 
 

@@ -24,7 +24,7 @@ import attrs
 
 from mcp_sync._model import NO_EXTRA, fills_slots_directly
 
-__all__ = ["Unfit", "compile_list_structure", "compile_structure"]
+__all__ = ["Unfit", "compile_list_structure", "prepare_structure"]
 
 FastStructure = Callable[[dict[str, Any]], Any]
 FastListStructure = Callable[[list[Any]], list[Any]]
@@ -147,25 +147,31 @@ def _compile(lines: list[str], names: _Names, label: str) -> Any:
     return namespace["structure"]
 
 
-def compile_structure(
+def prepare_structure(
     cls: type[Any],
     hooks: HookLookup,
     wire_name: Callable[[str], str],
     must_have: str | None,
-) -> FastStructure | None:
-    """The fast structuring function of ``cls``, or None if it has none.
+) -> Callable[[], FastStructure] | None:
+    """What compiles the fast structuring function of ``cls``, or None if it has none.
 
     ``hooks`` gives the converter's structure hook for a member type, ``wire_name`` the
     wire spelling of a field, and ``must_have`` a field with a default that must
-    nevertheless be on the wire (a discriminator).
+    nevertheless be on the wire (a discriminator). Compiling is left to the caller's
+    first use: a class met only as an item of a list is decoded by the list's own
+    function, and never needs its own.
     """
     names = _Names()
     body = _body(cls, names, hooks, wire_name, must_have)
     if body is None:
         return None
     lines = ["def structure(value):", *(f"    {line}" for line in body), "    return obj"]
-    structure: FastStructure = _compile(lines, names, cls.__name__)
-    return structure
+
+    def compile_it() -> FastStructure:
+        structure: FastStructure = _compile(lines, names, cls.__name__)
+        return structure
+
+    return compile_it
 
 
 def compile_list_structure(
