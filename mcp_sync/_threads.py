@@ -28,9 +28,12 @@ class ThreadGroup:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
+    def name(self, role: str) -> str:
+        """The name of this group's thread in ``role``."""
+        return f"mcp_sync:{self.owner}:{role}"
+
     def start(self, role: str, target: Callable[..., Any], *args: Any) -> threading.Thread:
-        thread = threading.Thread(
-            target=target, args=args, name=f"mcp_sync:{self.owner}:{role}", daemon=True)
+        thread = threading.Thread(target=target, args=args, name=self.name(role), daemon=True)
         with self._lock:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
@@ -115,6 +118,8 @@ class WorkerPool:
         self._place_freed = threading.Condition(self._lock)
         self._closed = False
         self._relays = 0
+        self._relay_name = ""
+        self._own = threading.local()  # a worker's own name, while it runs the relay
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed, or
@@ -147,15 +152,18 @@ class WorkerPool:
             self._workers -= 1
             raise
 
-    def start_relay(self, fn: Callable[[], None]) -> None:
+    def start_relay(self, fn: Callable[[], None], role: str = "reader") -> None:
         """Start ``fn``, the pool's relay, on a worker of its own.
 
         The relay is a task that needs no place: a reader, blocked until there is work.
         Whoever runs it may hand it on to another worker with :meth:`pass_relay` and turn
         to that work itself. The pool keeps one thread beyond ``max_workers`` for it.
+        The worker running the relay goes by ``role`` meanwhile (a thread dump then shows
+        which one is reading), and by its own name again when it serves.
         """
         with self._lock:
             self._relays = 1
+            self._relay_name = self._group.name(role)
             self._start_worker((fn, (), False))
 
     def pass_relay(self, relay: Callable[[], None], fn: Callable[..., Any], *args: Any) -> bool:
@@ -184,6 +192,9 @@ class WorkerPool:
             self._free_places -= 1
         if wake is not None:
             wake.release()
+        own_name = getattr(self._own, "name", None)
+        if own_name is not None:  # a worker of this pool, reading as the relay until now
+            threading.current_thread().name = own_name
         try:
             fn(*args)
         except BaseException:  # the relay has gone on; this thread's task must end quietly
@@ -207,6 +218,8 @@ class WorkerPool:
 
     def _work(self, task: Any) -> None:
         idle = _Idle()
+        me = threading.current_thread()
+        self._own.name = own_name = me.name
         while True:
             if task is None:
                 task = self._next_task(idle)
@@ -214,10 +227,13 @@ class WorkerPool:
                 return
             fn, args, placed = task
             if not placed:  # the relay
+                me.name = self._relay_name
                 try:
                     fn()
                 except BaseException:
                     log.exception("unhandled error in %s relay", self._role)
+                finally:
+                    me.name = own_name
                 task = fn = args = None
                 continue
             with self._lock:

@@ -175,6 +175,7 @@ class _Reader:
         self.pool = pool
         self.inbox: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self.read_by: dict[str, threading.Thread] = {}
+        self.names: dict[str, tuple[str, str]] = {}  # the thread's name reading, serving
         self.served_by: dict[str, threading.Thread] = {}
         self.served: dict[str, threading.Event] = {}
         self.ended = threading.Event()
@@ -191,12 +192,14 @@ class _Reader:
                 self.ended.set()
                 return
             self.read_by[message] = threading.current_thread()
+            self.names[message] = (threading.current_thread().name, "")
             if self.pool.pass_relay(self.relay, self.serve, message):
                 return
             assert self.pool.submit(self.serve, message)
 
     def serve(self, message: str) -> None:
         self.served_by[message] = threading.current_thread()
+        self.names[message] = (self.names[message][0], threading.current_thread().name)
         self.served[message].set()
 
 
@@ -209,6 +212,9 @@ def test_a_relayed_message_is_served_where_it_was_read_and_the_next_read_elsewhe
         assert reader.send(message).wait(WAIT)
     for message in ("a", "b", "c"):
         assert reader.served_by[message] is reader.read_by[message]
+        # Named as the reader while it read, by its own name again while it served.
+        assert reader.names[message][0] == group.name("reader")
+        assert reader.names[message][1].startswith(group.name("w-"))
     # Whoever served a message had passed the reading on: the next one was read elsewhere.
     assert reader.read_by["b"] is not reader.read_by["a"]
     assert reader.read_by["c"] is not reader.read_by["b"]
@@ -270,8 +276,10 @@ def test_a_relayed_task_that_raises_is_logged_and_gives_its_place_back(
     def fail() -> None:
         raise RuntimeError("handler bug")
 
+    name = threading.current_thread().name
     assert pool.pass_relay(relay_ran.set, fail)
     assert relay_ran.wait(WAIT)
+    assert threading.current_thread().name == name  # not a worker: its name is its own
     assert "handler bug" in caplog.text
     assert pool.run_here(lambda: None)  # the place came back
     pool.close()
