@@ -102,7 +102,7 @@ class WorkerPool:
         self._max_queued = max_queued
         self._group = group
         self._role = role
-        self._max_workers = max_workers
+        self._max_threads = max_workers  # one more once the pool carries a relay
         # Everything below is guarded by one C lock; threading.Semaphore and queue.Queue
         # are Python code, and cost a short call more than its handler.
         self._lock = threading.Lock()
@@ -117,7 +117,6 @@ class WorkerPool:
         self._waiting_for_place = 0
         self._place_freed = threading.Condition(self._lock)
         self._closed = False
-        self._relays = 0
         self._relay_name = ""
         self._own = threading.local()  # a worker's own name, while it runs the relay
 
@@ -135,7 +134,7 @@ class WorkerPool:
             if self._max_queued is not None and len(self._queue) >= self._max_queued:
                 return False
             self._queue.append((fn, args, True))
-            if self._workers < self._max_workers + self._relays:
+            if self._workers < self._max_threads:
                 self._start_worker()
         return True
 
@@ -162,7 +161,7 @@ class WorkerPool:
         which one is reading), and by its own name again when it serves.
         """
         with self._lock:
-            self._relays = 1
+            self._max_threads += 1
             self._relay_name = self._group.name(role)
             self._start_worker((fn, (), False))
 
@@ -185,7 +184,7 @@ class WorkerPool:
                 idle = self._idle.pop()
                 idle.task = (relay, (), False)
                 wake = idle.wake
-            elif self._workers < self._max_workers + self._relays:
+            elif self._workers < self._max_threads:
                 self._start_worker((relay, (), False))
             else:
                 return False

@@ -115,7 +115,11 @@ class LineReader:
 
     def has_line(self) -> bool:
         """True when the buffer holds a whole line (perhaps a blank one) not yet read."""
-        return self._buffer.find(b"\n", self._scanned) >= 0
+        if self._buffer.find(b"\n", self._scanned) >= 0:
+            return True
+        # What was searched holds no line break: read_line need not search it again.
+        self._scanned = len(self._buffer)
+        return False
 
     def _take(self, end: int) -> bytes:
         # Through a view, so that a large line is copied once rather than twice.
