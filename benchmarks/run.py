@@ -21,6 +21,8 @@ import os
 import platform
 import re
 import shutil
+import site
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,6 +79,26 @@ def machine() -> str:
         "connection, the SDK on its own uvicorn",
         f"- load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
     ])
+
+
+def startup_line() -> str:
+    """How long this Python takes to start and exit, with and without ``site``, and the
+    ``.pth`` files that run code at every start-up: every connect row includes that time.
+    An editable install's import hook is one of them (about 18 ms on the machine in
+    docs/benchmarks.md), which a user's ordinary install does not have."""
+    def median_ms(*flags: str) -> float:
+        times = []
+        for _ in range(7):
+            start = time.perf_counter()
+            subprocess.run([PYTHON, *flags, "-c", "pass"], check=True)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+    hooks = sorted(path.name for folder in site.getsitepackages()
+                   for path in Path(folder).glob("*.pth")
+                   if any(line.startswith("import") for line in
+                          path.read_text("utf-8", "replace").splitlines()))
+    return (f"- python start-up: {median_ms():.1f} ms ({median_ms('-S'):.1f} without site); "
+            f".pth files run at start-up: {', '.join(hooks) or 'none'}")
 
 
 def compile_measured_code() -> str:
@@ -174,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     cap = args.cap if args.cap is not None else (QUICK_CAP if args.quick else FULL_CAP)
     become_subreaper()
     log_dir = Path(tempfile.mkdtemp(prefix="mcp-sync-bench-"))
-    header = machine() + "\n" + compile_measured_code()
+    header = "\n".join([machine(), compile_measured_code(), startup_line()])
     print(header, file=sys.stderr)
     print(f"- logs: {log_dir}", file=sys.stderr)
 

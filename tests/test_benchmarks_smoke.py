@@ -42,6 +42,9 @@ def test_quick_run_prints_ours_and_raw_stdio_rows() -> None:
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = completed.stdout
     assert "mcp_sync" in report and "mcp 2." in report  # the machine header
+    # The measured package was byte-compiled, and the interpreter's own start-up is given.
+    assert "- bytecode: compiled before the run" in report
+    assert re.search(rf"- python start-up: {NUMBER} ms \({NUMBER} without site\)", report)
 
     # Columns: workload, transport, ours, SDK, raw, raw+thr, ratios..., target, met.
     sequential = _row(report, "sequential echo (calls/s)")
