@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_sync._sse import SseEvent, SseParser, format_comment, format_event
+from mcp_sync._sse import SseEvent, SseParser, format_comment, format_data_event, format_event
 
 
 def parse_all(data: bytes, pieces: list[int] | None = None) -> list[SseEvent]:
@@ -29,6 +29,22 @@ def test_format_event_with_id_and_name_http_24_ambig_13() -> None:
     frame = format_event('{"a":1}', event_id="s1:3")
     assert frame == b'id: s1:3\nevent: message\ndata: {"a":1}\n\n'
     assert parse_all(frame) == [SseEvent(data='{"a":1}', id="s1:3")]
+
+
+@given(text=st.text(max_size=40), event_id=st.none() | st.text(
+    st.characters(blacklist_characters="\r\n\0"), max_size=8))
+def test_encoded_data_frames_exactly_as_text_http_24(text: str, event_id: str | None) -> None:
+    """HTTP-24: an already encoded message is framed byte for byte as its text would be,
+    line breaks and non-ASCII text included (surrogates cannot be encoded, so none)."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    for event in ("message", "endpoint", None):
+        assert (format_data_event(text.encode("utf-8"), event=event, event_id=event_id)
+                == format_event(text, event=event, event_id=event_id))
+
+
+def test_encoded_data_refuses_an_id_with_a_newline() -> None:
+    with pytest.raises(ValueError):
+        format_data_event(b'{"a":1}', event_id="a\rb")
 
 
 def test_multi_line_data_and_comments_and_retry() -> None:

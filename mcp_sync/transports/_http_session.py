@@ -45,7 +45,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from .._sse import format_comment, format_event
+from .._sse import format_comment, format_data_event, format_event
 from ..errors import ConnectionClosed, InternalError, InvalidRequest
 from ..jsonrpc import (
     Batch,
@@ -239,12 +239,11 @@ class SessionTransport(Transport):
         seq = stream.next_seq
         stream.next_seq += 1
         if stream.sse:
-            text = data.decode("utf-8")
             event_id: str | None = None
             if stream.resumable:
                 event_id = f"{stream.id}:{seq}"
-                self._keep(stream.id, seq, text)
-            payload = format_event(text, event_id=event_id)
+                self._keep(stream.id, seq, data.decode("utf-8"))
+            payload = format_data_event(data, event_id=event_id)
         else:
             payload = data
         stream.queue.append(_Event(seq, payload, droppable))

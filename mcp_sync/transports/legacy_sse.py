@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from werkzeug.wrappers import Request, Response
 
-from .._sse import format_comment, format_event
+from .._sse import format_comment, format_data_event, format_event
 from ..errors import ConnectionClosed, ErrorCode
 from ..jsonrpc import ErrorResponse, Incoming, Invalid, Message, Notification, RequestId, decode
 from ..jsonrpc import Request as RpcRequest
@@ -107,7 +107,7 @@ class LegacySseTransport(Transport):
             # a batch, which a client that sends batches can read.
             data = b"[" + b",".join(encode_answer(item) for item in message) + b"]"
             droppable = False
-        payload = format_event(data.decode("utf-8"), event="message")
+        payload = format_data_event(data)
         with self._cond:
             if self._closed or self._stream_ended:
                 raise ConnectionClosed("the HTTP+SSE session has ended")
