@@ -7,7 +7,7 @@ werkzeug (``Server.run_http``), gunicorn (gthread, one worker) or waitress.
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 from _wsgi import WSGI_THREADS, serve_gunicorn, serve_waitress
 
@@ -29,6 +29,14 @@ def many_items(n: int) -> list[types.TextContent]:
 
 
 def main() -> None:
+    if len(sys.argv) == 1:
+        # Serving stdio takes no options. Importing argparse and parsing none would cost
+        # the connect row about 5 ms (it looks up translations and the terminal's size),
+        # a cost of this script rather than of the library it measures.
+        server.run_stdio()
+        return
+    import argparse
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--json-response", action="store_true")

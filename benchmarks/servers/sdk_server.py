@@ -6,7 +6,7 @@ with the SDK's own uvicorn runner, as SSE streams unless ``--json-response``.
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import TextContent
@@ -27,6 +27,14 @@ def many_items(n: int) -> list[TextContent]:
 
 
 def main() -> None:
+    if len(sys.argv) == 1:
+        # Serving stdio takes no options. Importing argparse and parsing none would cost
+        # the connect row about 5 ms (it looks up translations and the terminal's size),
+        # a cost of this script rather than of the library it measures.
+        server.run("stdio")
+        return
+    import argparse
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--json-response", action="store_true")
