@@ -185,23 +185,41 @@ def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
     item_hook = conv.get_structure_hook(item_type)
     # Items of a class, or of a union told apart by a tag, are decoded in one loop with
     # no hook call per item: a list of 10,000 content items is the common large result.
-    fast_list = None
+    # Each form of that loop is compiled when first needed (a client uses up the lists
+    # of its answers; see from_wire), so that a connection's first messages compile one.
     spec: tuple[type[Any], str | None] | None = getattr(item_hook, "fast_spec", None)
     tagged: tuple[str, dict[str | None, tuple[type[Any], str | None]]] | None = getattr(
         item_hook, "fast_specs_by_tag", None)
+    members: dict[str | None, tuple[type[Any], str | None]] = {}
+    tag_key: str | None = None
     if spec is not None:
-        fast_list = compile_list_structure({None: spec}, None, conv.get_structure_hook,
-                                           _wire_name)
-    elif tagged is not None and tagged[1]:
-        fast_list = compile_list_structure(tagged[1], tagged[0], conv.get_structure_hook,
-                                           _wire_name)
+        members = {None: spec}
+    elif tagged is not None:
+        tag_key, members = tagged
+    loops: dict[bool, Callable[..., list[Any]] | None] = {}
+
+    def loop(consume: bool) -> Callable[..., list[Any]] | None:
+        if consume not in loops:  # a race between threads only compiles it twice
+            loops[consume] = compile_list_structure(
+                members, tag_key, conv.get_structure_hook, _wire_name, consume=consume)
+        return loops[consume]
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        if fast_list is not None and value.__class__ is list:
+        consumed = _consumed.get()
+        fast_list = loop(consumed is not None) if members and value.__class__ is list else None
+        if fast_list is not None and consumed is None:
             try:
                 return fast_list(value)
             except Exception:
                 pass  # the item hooks below find and report the problem
+        elif fast_list is not None and consumed is not None:
+            decoded: list[Any] = []
+            try:
+                fast_list(value, decoded)
+                consumed.append((value, decoded))
+                return decoded
+            except Exception:
+                _put_back(conv, value, decoded)  # for the item hooks below, as it was
         if not isinstance(value, list):
             raise _fail("array", value)
         try:
@@ -218,6 +236,16 @@ def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
             raise IterableValidationError("While structuring a list", errors, list_type) from None
 
     return structure_list
+
+
+def _put_back(conv: cattrs.Converter, values: list[Any], decoded: list[Any]) -> None:
+    """Undo a consuming list function: the items it replaced by None, as wire data again.
+
+    Each was plainly valid, so its wire data decodes to an equal instance; the detailed
+    path then sees a list that holds what it held, and reports what it would have.
+    """
+    for index, obj in enumerate(decoded):
+        values[index] = conv.unstructure(obj)
 
 
 def _mapping_hook(conv: cattrs.Converter, mapping_type: Any) -> StructureHook:
@@ -511,6 +539,9 @@ def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
 converter = make_converter()
 # True while to_answer runs (in its own context): the list hooks then defer their dicts.
 _answering: ContextVar[bool] = ContextVar("mcp_sync_answering", default=False)
+# While ``from_wire(..., consume=True)`` runs: each list it used up, with its instances.
+_Consumed = list[tuple[list[Any], list[Any]]]
+_consumed: ContextVar[_Consumed | None] = ContextVar("mcp_sync_consumed", default=None)
 
 
 def _alias_names() -> dict[Any, str]:
@@ -573,8 +604,30 @@ def to_answer(obj: Any) -> Any:
         _answering.reset(token)
 
 
-def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter) -> T:
-    """Decode JSON data into ``cls``, raising :class:`InvalidParams` if it does not fit."""
+def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter, *,
+              consume: bool = False) -> T:
+    """Decode JSON data into ``cls``, raising :class:`InvalidParams` if it does not fit.
+
+    With ``consume``, the caller gives up ``data``: the items of its lists of classes are
+    replaced by None as they are decoded, which frees each item's dict as soon as its
+    instance exists (see ``compile_list_structure``). A list the fast path
+    cannot decode plainly is put back as wire data for the detailed path; if the data
+    does not fit, every list used up is put back and the data decoded again as without
+    ``consume``. Either way: the same instance or the same error.
+    """
+    if consume:
+        consumed: _Consumed = []
+        token = _consumed.set(consumed)
+        try:
+            return using.structure(data, cls)
+        except StructureHandlerNotFoundError:
+            raise
+        except Exception:
+            pass  # decoded again below, after the lists are put back
+        finally:
+            _consumed.reset(token)
+        for values, decoded in consumed:
+            _put_back(using, values, decoded)
     try:
         return using.structure(data, cls)
     except StructureHandlerNotFoundError:

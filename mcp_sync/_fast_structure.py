@@ -27,7 +27,6 @@ from mcp_sync._model import NO_EXTRA, fills_slots_directly
 __all__ = ["Unfit", "compile_list_structure", "prepare_structure"]
 
 FastStructure = Callable[[dict[str, Any]], Any]
-FastListStructure = Callable[[list[Any]], list[Any]]
 HookLookup = Callable[[Any], Callable[[Any, Any], Any]]
 
 
@@ -179,16 +178,31 @@ def compile_list_structure(
     tag_key: str | None,
     hooks: HookLookup,
     wire_name: Callable[[str], str],
-) -> FastListStructure | None:
+    *,
+    consume: bool = False,
+) -> Callable[..., list[Any]] | None:
     """The fast structuring function of a whole list, or None if it has none.
 
     ``members`` maps each tag to its class and that class's ``must_have``; without
     ``tag_key`` it holds one class under None. The items are decoded in one loop with no
     call per item, which makes a 10,000-item list about 7% faster to decode.
+
+    With ``consume`` the function uses the list up: called as ``structure(values, out)``,
+    it appends each decoded item to ``out`` and replaces it in ``values`` with None as it
+    goes, so each item's dict is freed as soon as its instance exists. The process then
+    never holds both, ten thousand of each, at once: allocating that many objects set off
+    the garbage collector's passes (a full pass every few 10,000-item results, about 3 ms
+    of each such call). When it raises, ``out`` holds the instances of the items already
+    replaced, in order.
     """
     names = _Names()
-    lines = ["def structure(values):", "    out = []", "    append = out.append",
-             "    for value in values:", "        if value.__class__ is not dict: raise UNFIT"]
+    if consume:
+        lines = ["def structure(values, out):", "    append = out.append",
+                 "    for index, value in enumerate(values):"]
+    else:
+        lines = ["def structure(values):", "    out = []", "    append = out.append",
+                 "    for value in values:"]
+    lines.append("        if value.__class__ is not dict: raise UNFIT")
     if tag_key is not None:
         lines.append(f"        tag = value[{tag_key!r}]")
     for index, (tag, (cls, must_have)) in enumerate(members.items()):
@@ -202,7 +216,11 @@ def compile_list_structure(
         lines.extend(f"            {line}" for line in body)
     if tag_key is not None:
         lines.extend(["        else:", "            raise UNFIT"])
-    lines.extend(["        append(obj)", "    return out"])
+    lines.append("        append(obj)")
+    if consume:
+        lines.append("        values[index] = None")
+    lines.append("    return out")
     label = "list of " + "|".join(cls.__name__ for cls, _ in members.values())
-    structure: FastListStructure = _compile(lines, names, label)
+    structure: Callable[..., list[Any]] = _compile(
+        lines, names, ("consuming " if consume else "") + label)
     return structure

@@ -32,23 +32,24 @@ DETAILED = _convert.make_converter(fast_path=False)
 CASES = [(name, variant) for name in CLASS_DEFS for variant in VARIANTS]
 
 
-def decode(data: Any, cls: Any, using: Any) -> tuple[str, Any]:
+def decode(data: Any, cls: Any, using: Any, consume: bool = False) -> tuple[str, Any]:
     try:
-        return "ok", from_wire(copy.deepcopy(data), cls, using)
+        return "ok", from_wire(copy.deepcopy(data), cls, using, consume=consume)
     except InvalidParams as exc:
         return "error", str(exc)
 
 
 def assert_same_outcome(data: Any, cls: Any) -> None:
-    fast = decode(data, cls, converter)
+    """The fast path, and the fast path using the data up, give the detailed outcome."""
     detailed = decode(data, cls, DETAILED)
-    assert fast[0] == detailed[0], f"fast {fast!r} but detailed {detailed!r} for {data!r}"
-    if fast[0] == "error":
+    for fast in (decode(data, cls, converter), decode(data, cls, converter, consume=True)):
+        assert fast[0] == detailed[0], f"fast {fast!r} but detailed {detailed!r} for {data!r}"
+        if fast[0] == "error":
+            assert fast[1] == detailed[1]
+            continue
+        assert type(fast[1]) is type(detailed[1])
         assert fast[1] == detailed[1]
-        return
-    assert type(fast[1]) is type(detailed[1])
-    assert fast[1] == detailed[1]
-    assert same_json(to_wire(fast[1]), to_wire(detailed[1], DETAILED))
+        assert same_json(to_wire(fast[1]), to_wire(detailed[1], DETAILED))
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -192,6 +193,54 @@ def test_large_result_decodes_alike() -> None:
     fast = from_wire(json.loads(text), types.CallToolResult)
     assert fast == from_wire(json.loads(text), types.CallToolResult, DETAILED)
     assert same_json(to_wire(fast), wire)
+
+
+def _many_items(count: int) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": f"item {i}"} for i in range(count)]
+
+
+def test_consuming_decode_uses_the_lists_up() -> None:
+    """With ``consume`` the items' dicts are let go as they are decoded: what the caller
+    gave up holds None in their place, and the instance is the one decoded without it."""
+    wire = {"content": [*_many_items(3000), {"type": "image", "data": "AA==",
+                                              "mimeType": "image/png", "x-new": [1]}],
+            "isError": False}
+    given = copy.deepcopy(wire)
+    decoded = from_wire(given, types.CallToolResult, consume=True)
+    assert decoded == from_wire(copy.deepcopy(wire), types.CallToolResult)
+    assert given["content"] == [None] * 3001
+    assert same_json(to_wire(decoded), wire)
+
+
+@pytest.mark.parametrize("wire", [
+    # An item refused half-way through the list: the items before it were used up.
+    {"content": [*_many_items(50), {"type": "text", "text": 5}, *_many_items(3)]},
+    # An unknown kind, which only the detailed path decodes (into the fallback class).
+    {"content": [*_many_items(50), {"type": "hologram", "depth": 3}]},
+    # The whole list used up, then a later member refused.
+    {"content": _many_items(50), "isError": "yes"},
+    {"content": _many_items(50), "_meta": [1]},
+    # Lists inside items of a list.
+    {"tools": [{"name": f"t{i}", "inputSchema": {"type": "object"},
+                "annotations": {"title": "x"}} for i in range(20)] + [{"name": 1}]},
+])
+def test_consuming_decode_puts_back_what_it_used_up(wire: dict[str, Any]) -> None:
+    """Whenever the fast path gives up, the lists used up so far are put back as wire data
+    and the detailed path decodes them: the same instance or the same error as ever."""
+    cls = types.ListToolsResult if "tools" in wire else types.CallToolResult
+    assert_same_outcome(wire, cls)
+    given = copy.deepcopy(wire)
+    key = "tools" if "tools" in wire else "content"
+    try:
+        from_wire(given, cls, consume=True)
+    except InvalidParams:
+        # Put back: decoded again, what the caller gave up decodes as it did before.
+        assert None not in given[key]
+        assert decode(given, cls, converter) == decode(wire, cls, converter)
+    else:
+        # Used up, or put back where only the detailed path could decode the list.
+        used_up = given[key] == [None] * len(wire[key])
+        assert used_up or decode(given, cls, converter) == decode(wire, cls, converter)
 
 
 def test_decoded_items_share_the_declared_tag_string() -> None:
