@@ -113,6 +113,7 @@ def test_only_the_cancelled_calls_nested_requests_end_cancel_4() -> None:
     """CANCEL-4: cancelling one tools/call leaves another call's nested request alone;
     that one still completes when the client answers it."""
     finished: dict[str, str] = {}
+    cancelled_seen = threading.Event()
     server = Server("nested", timeout=LONG)
 
     @server.tool()
@@ -121,6 +122,7 @@ def test_only_the_cancelled_calls_nested_requests_end_cancel_4() -> None:
             found = ctx.list_roots()
         except RequestCancelled:
             finished[label] = "cancelled"
+            cancelled_seen.set()
             raise
         finished[label] = "answered"
         return f"{label}: {len(found)} roots"
@@ -141,6 +143,8 @@ def test_only_the_cancelled_calls_nested_requests_end_cancel_4() -> None:
         answer = peer.receive()
         assert answer["id"] == 2
         assert answer["result"]["content"][0]["text"] == "b: 0 roots"
+        # Call a's thread learns of the cancellation on its own time, not before b's answer.
+        assert cancelled_seen.wait(10.0)
         assert finished == {"a": "cancelled", "b": "answered"}
 
 
