@@ -610,10 +610,10 @@ def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter, *,
 
     With ``consume``, the caller gives up ``data``: the items of its lists of classes are
     replaced by None as they are decoded, which frees each item's dict as soon as its
-    instance exists (see ``compile_list_structure``). A list the fast path
-    cannot decode plainly is put back as wire data for the detailed path; if the data
-    does not fit, every list used up is put back and the data decoded again as without
-    ``consume``. Either way: the same instance or the same error.
+    instance exists (see ``compile_list_structure``). A list the fast path cannot decode
+    plainly is put back as wire data for the detailed path; if the data does not fit,
+    every list used up is put back and the data decoded again as without ``consume``.
+    Either way: the same instance or the same error.
     """
     if consume:
         consumed: _Consumed = []
