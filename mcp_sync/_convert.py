@@ -205,21 +205,24 @@ def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
         return loops[consume]
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        consumed = _consumed.get()
-        fast_list = loop(consumed is not None) if members and value.__class__ is list else None
-        if fast_list is not None and consumed is None:
-            try:
-                return fast_list(value)
-            except Exception:
-                pass  # the item hooks below find and report the problem
-        elif fast_list is not None and consumed is not None:
-            decoded: list[Any] = []
-            try:
-                fast_list(value, decoded)
-                consumed.append((value, decoded))
-                return decoded
-            except Exception:
-                _put_back(conv, value, decoded)  # for the item hooks below, as it was
+        if members and value.__class__ is list:
+            consumed = _consumed.get()
+            fast_list = loop(consumed is not None)
+            if fast_list is None:
+                pass
+            elif consumed is None:
+                try:
+                    return fast_list(value)
+                except Exception:
+                    pass  # the item hooks below find and report the problem
+            else:
+                decoded: list[Any] = []
+                try:
+                    fast_list(value, decoded)
+                    consumed.append((value, decoded))
+                    return decoded
+                except Exception:
+                    _put_back(conv, value, decoded)  # for the item hooks below, as it was
         if not isinstance(value, list):
             raise _fail("array", value)
         try:

@@ -3,9 +3,9 @@
 :func:`format_event` turns one message into the bytes of one event (and
 :func:`format_data_event` one already encoded); :class:`SseParser` turns bytes, fed in
 whatever pieces they arrive, back into :class:`SseEvent` objects, following the WHATWG
-event-stream rules: ``data`` lines joined with newlines, comments
-(lines starting with ``:``) ignored, ``id`` kept across events until changed, ``retry``
-as a reconnection delay, CRLF, CR and LF all ending a line, a leading BOM dropped.
+event-stream rules: ``data`` lines joined with newlines, comments (lines starting with
+``:``) ignored, ``id`` kept across events until changed, ``retry`` as a reconnection
+delay, CRLF, CR and LF all ending a line, a leading BOM dropped.
 """
 
 from __future__ import annotations
