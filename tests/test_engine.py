@@ -63,6 +63,7 @@ class Recording(Transport):
         self.inner.write(message)
         with self._changed:
             self.written.extend(message if isinstance(message, (list, tuple)) else [message])
+            self._changed.notify_all()
 
     def close(self) -> None:
         self.inner.close()
@@ -75,6 +76,17 @@ class Recording(Transport):
         with self._changed:
             return [m for m in self.written
                     if isinstance(m, Notification) and m.method == method]
+
+    def wait_notifications_written(self, method: str, count: int,
+                                   timeout: float = 10.0) -> list[Notification]:
+        """The ``method`` notifications written, once there are at least ``count`` (or
+        ``timeout`` passed). The watchdog fails a timed-out call before it writes the
+        cancellation, so a caller's RequestTimeout does not mean the cancel is out yet."""
+        with self._changed:
+            self._changed.wait_for(
+                lambda: len([m for m in self.written if isinstance(m, Notification)
+                             and m.method == method]) >= count, timeout)
+        return self.notifications_written(method)
 
 
 @contextmanager
@@ -751,7 +763,8 @@ def test_ids_never_reused_after_timeouts_and_errors_jsonrpc_4_cancel_2(
         requests = recording.requests_written()
         ids = [request.id for request in requests]
         assert len(ids) == len(set(ids)) == 1 + 5 * 5
-        cancels = recording.notifications_written("notifications/cancelled")
+        # Five calls timed out; each cancel is written just after its caller was failed.
+        cancels = recording.wait_notifications_written("notifications/cancelled", 5)
         timed_out = {request.id for request in requests
                      if request.method == "tools/call"
                      and request.params is not None
@@ -775,7 +788,8 @@ def test_unencodable_params_raise_at_once_and_are_never_cancelled_cancel_2(
         with pytest.raises(RequestTimeout):
             client.call_tool("hold", {"name": "never"}, timeout=0.2)
         sent_ids = {request.id for request in recording.requests_written()}
-        cancels = recording.notifications_written("notifications/cancelled")
+        # The watchdog writes the cancel just after failing the call: wait for it.
+        cancels = recording.wait_notifications_written("notifications/cancelled", 1)
         assert len(cancels) == 1
         assert all(c.params is not None and c.params["requestId"] in sent_ids
                    for c in cancels)
@@ -836,7 +850,7 @@ def test_a_stuck_write_does_not_stop_timeouts_lifecycle_9_cancel_2(
         held = {request.id for request in stuck.requests_written()
                 if request.params is not None
                 and (request.params.get("arguments") or {}).get("name") in ("early", "later")}
-        cancels = stuck.notifications_written("notifications/cancelled")
+        cancels = stuck.wait_notifications_written("notifications/cancelled", 2)
         assert len(held) == 2
         assert sorted(str(c.params["requestId"]) for c in cancels if c.params) == sorted(
             str(i) for i in held)

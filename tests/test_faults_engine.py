@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,6 +25,7 @@ from mcp_sync.errors import (
     InternalError,
     RequestTimeout,
 )
+from mcp_sync.jsonrpc import Incoming, Message, Notification
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
@@ -45,9 +46,12 @@ def gates() -> Iterator[Gates]:
 
 @contextmanager
 def connected(server: Server, *, gates: Gates | None = None, server_end: Transport | None = None,
+              wrap_server_end: Callable[[Transport], Transport] | None = None,
               **options: Any) -> Iterator[tuple[Client, ServerConnection]]:
-    """A Client and the server's side of its connection, both closed at the end."""
-    a, b = memory_pair()
+    """A Client and the server's side of its connection, both closed at the end.
+    ``wrap_server_end`` wraps the server's end of the pair before it is connected."""
+    a, pair_end = memory_pair()
+    b: Transport = pair_end if wrap_server_end is None else wrap_server_end(pair_end)
     connection = server.connect(server_end if server_end is not None else b)
     try:
         client = Client(a, **options)
@@ -61,6 +65,26 @@ def connected(server: Server, *, gates: Gates | None = None, server_end: Transpo
             gates.release_all()
         client.close()
         connection.close()
+
+
+class SeesCancels(Transport):
+    """A server's end that notes when it has read a ``notifications/cancelled``."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.cancel_read = threading.Event()
+
+    def read(self) -> Incoming | None:
+        incoming = self.inner.read()
+        if isinstance(incoming, Notification) and incoming.method == "notifications/cancelled":
+            self.cancel_read.set()
+        return incoming
+
+    def write(self, message: Message | Any, *, related_to: Any = None) -> None:
+        self.inner.write(message)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -154,13 +178,23 @@ def test_all_workers_blocked_ping_answered_calls_queue_and_time_out_ping_2_lifec
         ran.append(value)
         return value
 
-    with connected(made, gates=gates, timeout=10) as (client, _):
+    server_ends: list[SeesCancels] = []
+
+    def wrap(end: Transport) -> Transport:
+        server_ends.append(SeesCancels(end))
+        return server_ends[0]
+
+    with connected(made, gates=gates, wrap_server_end=wrap, timeout=10) as (client, _):
         first = client.call_tool_async("stuck", {"name": "first"})
         second = client.call_tool_async("stuck", {"name": "second"})
         assert gates.started("first").wait(5) and gates.started("second").wait(5)
         client.ping(timeout=5)  # answered by the reader, not queued behind the workers
         with pytest.raises(RequestTimeout):
             client.call_tool("echo", {"value": "gave up"}, timeout=0.3)
+        # The client's watchdog fails the call before it writes the cancel; the cancel
+        # must have reached the server before a worker is freed, or the queued call could
+        # run for want of it (the ping below is read, and answered, after it).
+        assert server_ends[0].cancel_read.wait(5)
         patient = client.call_tool_async("echo", {"value": "waited"}, timeout=10)
         client.ping(timeout=2)  # the patient call has been read and queued by now
         assert not patient.done()
