@@ -6,9 +6,11 @@ import queue
 import threading
 import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+import mcp_sync._threads as threads_module
 from mcp_sync._threads import ThreadGroup, WorkerPool
 
 WAIT = 10.0
@@ -103,9 +105,59 @@ def test_run_here_gives_its_place_back_when_the_task_raises(group: ThreadGroup) 
     pool.close()
 
 
-def test_one_task_at_a_time_keeps_meeting_the_same_idle_worker(group: ThreadGroup) -> None:
+class _Parked:
+    """Which workers are parked idle: wraps each idle worker's wake lock (through
+    ``mcp_sync._threads._Idle``) so a test can wait until a worker is back in the idle
+    list instead of guessing how long finishing a task takes."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.changed = threading.Condition()
+        self.threads: set[threading.Thread] = set()
+        parked = self
+
+        class Wake:
+            def __init__(self, lock: Any) -> None:
+                self._lock = lock
+
+            def acquire(self) -> bool:
+                # A worker parks after it has put itself in the idle list, under the pool's
+                # lock; from here a task submitted goes to it or to one idle before it.
+                with parked.changed:
+                    parked.threads.add(threading.current_thread())
+                    parked.changed.notify_all()
+                try:
+                    return bool(self._lock.acquire())
+                finally:
+                    with parked.changed:
+                        parked.threads.discard(threading.current_thread())
+
+            def release(self) -> None:
+                self._lock.release()
+
+        class WatchedIdle(threads_module._Idle):
+            def __init__(self) -> None:
+                super().__init__()
+                self.wake = Wake(self.wake)  # type: ignore[assignment]
+
+        monkeypatch.setattr(threads_module, "_Idle", WatchedIdle)
+
+    def wait_for(self, count: int) -> bool:
+        """True once ``count`` workers are parked idle (False after WAIT)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: len(self.threads) == count, WAIT)
+
+    def wait_parked(self, thread: threading.Thread) -> bool:
+        """True once ``thread`` is parked idle, its task's place given back (False after
+        WAIT)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: thread in self.threads, WAIT)
+
+
+def test_one_task_at_a_time_keeps_meeting_the_same_idle_worker(
+        group: ThreadGroup, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a burst has left several workers idle, tasks go to the one idle last: one
     caller at a time keeps its thread (and so its warm connection), not a tour of all."""
+    parked = _Parked(monkeypatch)
     pool = WorkerPool(group, "w", 4)
     release = threading.Event()
     starts = [threading.Event() for _ in range(4)]
@@ -116,15 +168,20 @@ def test_one_task_at_a_time_keeps_meeting_the_same_idle_worker(group: ThreadGrou
     burst = {t.name for t in threading.enumerate() if t.name.startswith("mcp_sync:test-pool")}
     assert len(burst) == 4
     release.set()
+    # All four finish their blocked task and go idle, in an order the scheduler picks.
+    assert parked.wait_for(4)
     ran_on: list[str] = []
     for _ in range(30):
         done = threading.Event()
         assert pool.submit(lambda done=done: (ran_on.append(threading.current_thread().name),
                                               done.set()))
         assert done.wait(WAIT)
-    # A worker still finishing its blocked task when a task arrives may take the next
-    # one; once all four are idle, every task meets the same one.
-    assert len(set(ran_on[10:])) == 1
+        # The worker sets ``done`` before it is idle again; the next caller comes once
+        # it is (a worker still finishing may otherwise take the next task: that is not
+        # what is checked here).
+        assert parked.wait_for(4)
+    # Every task met the worker idle last, the same one each time.
+    assert len(set(ran_on)) == 1
     assert set(ran_on) <= burst
     pool.close()
 
@@ -204,12 +261,17 @@ class _Reader:
 
 
 def test_a_relayed_message_is_served_where_it_was_read_and_the_next_read_elsewhere(
-        group: ThreadGroup) -> None:
+        group: ThreadGroup, monkeypatch: pytest.MonkeyPatch) -> None:
+    parked = _Parked(monkeypatch)
     pool = WorkerPool(group, "w", 2)
     reader = _Reader(pool)
     pool.start_relay(reader.relay)
     for message in ("a", "b", "c"):
         assert reader.send(message).wait(WAIT)
+        # The thread that served it sets the event before it gives its place back; the
+        # next message comes once it has (with both places still held by the two before
+        # it, "c" would rightly be queued for a free place, not served where it was read).
+        assert parked.wait_parked(reader.served_by[message])
     for message in ("a", "b", "c"):
         assert reader.served_by[message] is reader.read_by[message]
         # Named as the reader while it read, by its own name again while it served.
