@@ -85,6 +85,9 @@ class ScriptedServer:
         self.answers = dict(answers or {})
         self.version = version
         self.initialize: dict[str, Any] = {}
+        # Set once ``initialize`` holds the request: the client may have its answer (and
+        # even be closed) before this thread gets round to keeping it.
+        self.initialize_kept = threading.Event()
         self.received: list[dict[str, Any]] = []
         self.notifications: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self.error: BaseException | None = None
@@ -104,6 +107,7 @@ class ScriptedServer:
         try:
             self.initialize = answer_initialize(self.peer, initialize_result(
                 self.version, capabilities=self.capabilities))
+            self.initialize_kept.set()
             while True:
                 try:
                     frame = self.peer.receive(timeout=30)

@@ -64,6 +64,7 @@ def test_capabilities_follow_the_options_caps_4(
     server = scripted({})
     with Client(server.peer.transport, **options):
         pass
+    assert server.initialize_kept.wait(5)
     assert server.initialize["params"]["capabilities"] == declared
 
 
