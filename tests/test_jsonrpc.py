@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 import pytest
@@ -596,17 +597,23 @@ def test_decode_never_raises_on_json_values(value: Any) -> None:
         _check_decoded(parse_message(value))
 
 
-IDS = st.integers(-(2**63), 2**63) | ANY_TEXT
+# Text that can round-trip through JSON: lone surrogates included (they go out as
+# \uXXXX escapes and come back), but never a high surrogate followed by a low one. JSON
+# writes that pair as the same two escapes as the one astral character it stands for, so
+# it comes back as that character: no encoder can tell them apart (a rare draw).
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+WIRE_TEXT = ANY_TEXT.filter(lambda text: not _SURROGATE_PAIR.search(text))
+IDS = st.integers(-(2**63), 2**63) | WIRE_TEXT
 # Method names outside MCP's catalogue, so the fixture's per-method schema check stays out
 # of the way; keys never start with "_" for the same reason (_meta has a schema).
-METHODS = ANY_TEXT.map(lambda text: "x/" + text)
+METHODS = WIRE_TEXT.map(lambda text: "x/" + text)
 PARAMS_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**64), 2**64)
-    | st.floats(allow_nan=False, allow_infinity=False) | ANY_TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ANY_TEXT, inner, max_size=3),
+    | st.floats(allow_nan=False, allow_infinity=False) | WIRE_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(WIRE_TEXT, inner, max_size=3),
     max_leaves=10,
 )
-OBJECTS = st.dictionaries(ANY_TEXT.filter(lambda key: not key.startswith("_")),
+OBJECTS = st.dictionaries(WIRE_TEXT.filter(lambda key: not key.startswith("_")),
                           PARAMS_VALUES, max_size=4)
 MESSAGES = st.one_of(
     st.builds(Request, IDS, METHODS, st.none() | OBJECTS),
@@ -627,7 +634,7 @@ def test_encode_round_trip_property(message: Message) -> None:
     assert to_wire(message) == json.loads(frame)
 
 
-@given(IDS, st.integers(-(2**31), 2**31), ANY_TEXT, PARAMS_VALUES)
+@given(IDS, st.integers(-(2**31), 2**31), WIRE_TEXT, PARAMS_VALUES)
 def test_error_response_round_trip_property(request_id: str | int, code: int, message: str,
                                             data: Any) -> None:
     """JSONRPC-6/8: error responses keep id, code, message and data through the wire."""
