@@ -13,7 +13,6 @@ sampling (:func:`to_sampling_messages`) follow the same rules where they apply.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 from collections.abc import Iterable
@@ -43,6 +42,12 @@ _CONTENT_CLASS_SET = frozenset(_CONTENT_CLASSES)
 _RESOURCE_CONTENTS = (types.TextResourceContents, types.BlobResourceContents)
 _MEDIA = (Image, Audio)
 _ROLES = ("user", "assistant")
+
+
+def _base64_text(data: bytes) -> str:
+    import base64  # here, not at import: a server that sends no binary data never needs it
+
+    return base64.b64encode(data).decode("ascii")
 
 
 def _jsonable(value: Any) -> Any:
@@ -89,7 +94,7 @@ def _one_item(value: Any) -> types.Content:
         return types.EmbeddedResource(resource=value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-        encoded = base64.b64encode(data).decode("ascii")
+        encoded = _base64_text(data)
         mime_type = image_type(data)
         if mime_type is not None:
             return types.ImageContent(data=encoded, mime_type=mime_type)
@@ -152,12 +157,12 @@ def to_resource_contents(value: Any, uri: str, mime_type: str | None,
                                            mime_type=mime_type or "text/plain")]
     if isinstance(value, _MEDIA):
         return [types.BlobResourceContents(
-            uri=uri, blob=base64.b64encode(value.data).decode("ascii"),
+            uri=uri, blob=_base64_text(value.data),
             mime_type=value.mime_type)]
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         return [types.BlobResourceContents(
-            uri=uri, blob=base64.b64encode(data).decode("ascii"),
+            uri=uri, blob=_base64_text(data),
             mime_type=mime_type or image_type(data) or "application/octet-stream")]
     return [types.TextResourceContents(uri=uri, text=to_json_text(value),
                                        mime_type=mime_type or "application/json")]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import mimetypes
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeAlias
@@ -75,6 +74,8 @@ def _annotations(value: AnnotationsSpec) -> types.Annotations | None:
 
 def guess_mime_type(uri: str) -> str | None:
     """The MIME type suggested by the URI's file extension, if it has a known one."""
+    import mimetypes  # here, not at import: only resources without a declared type need it
+
     guessed, _ = mimetypes.guess_type(uri, strict=False)
     return guessed
 

@@ -14,7 +14,6 @@ is sent as it is.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import itertools
 import logging
@@ -70,12 +69,16 @@ def _page(items: list[Any], params: dict[str, Any], page_size: int,
 
 
 def _encode_cursor(offset: int, kind: str) -> str:
+    import base64  # here, not at import: only a paginated list needs it (a start-up cost)
+
     return base64.urlsafe_b64encode(f"{kind}:{offset}".encode()).decode("ascii")
 
 
 def _decode_cursor(cursor: Any, kind: str) -> int:
     # Cursors are opaque to clients (PAGINATION-3); anything we did not mint for this
     # list, a cursor of another list included, is -32602 (PAGINATION-5).
+    import base64
+
     try:
         text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
         found_kind, _, number = text.partition(":")

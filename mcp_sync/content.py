@@ -19,8 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import attrs
@@ -84,6 +82,8 @@ def _resolve_type(data: bytes, mime_type: str | None, kind: str) -> str:
 def _file_type(path: str, mime_type: str | None, kind: str) -> str | None:
     if mime_type is not None:
         return mime_type
+    import mimetypes  # only here, as pathlib below: a server that never reads files skips it
+
     # A name that says nothing useful (".bin") leaves the bytes to decide.
     guessed, _ = mimetypes.guess_type(path)
     return guessed if guessed is not None and guessed.startswith(f"{kind}/") else None
@@ -121,6 +121,8 @@ class _Media:
         return cls(file.read_bytes(), _file_type(str(file), mime_type, cls._kind))
 
     def _base64(self) -> str:
+        import base64  # only here: a server that sends no media skips it (and struct)
+
         return base64.b64encode(self.data).decode("ascii")
 
 
