@@ -1,0 +1,83 @@
+"""A stdio server loads only what serving needs: its start-up is what a user waits for.
+
+Spawn to first result is mostly the server's import; a module it never uses costs every
+start. Modules, not times, are checked here (the time is measured in benchmarks/).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each is loaded only by the feature that needs it: the client and its HTTP stack,
+# spawning processes, media and cursors (base64), guessing types from names (mimetypes).
+NOT_AT_START = ("base64", "mimetypes", "subprocess", "requests", "urllib3", "werkzeug",
+                "http.client", "mcp_sync.client", "mcp_sync.transports.http_client",
+                "mcp_sync.transports.http_server")
+
+SERVER = """
+import sys
+from mcp_sync import Server
+
+server = Server("lean")
+
+@server.tool()
+def echo(message: str) -> str:
+    return message
+
+@server.resource("file:///notes.txt", mime_type="text/plain")
+def notes() -> str:
+    return "notes"
+
+server.run_stdio()
+watched = {watched!r}
+print(json.dumps(sorted(name for name in watched if name in sys.modules)), file=sys.stderr)
+"""
+
+
+def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
+    code = "import json\n" + SERVER.replace("{watched!r}", repr(NOT_AT_START))
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"message": "hi"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
+         "params": {"uri": "file:///notes.txt"}},
+    ]
+    # A server that stops answering is killed, which ends the reads below; leaving the
+    # with block closes the pipes and reaps it.
+    with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=ROOT) as server:
+        watchdog = threading.Timer(30, server.kill)
+        watchdog.start()
+        try:
+            assert server.stdin is not None and server.stdout is not None
+            assert server.stderr is not None
+            server.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+            server.stdin.flush()
+            # The answers are read before stdin closes: at EOF the calls still running
+            # are cancelled, not answered (SHUTDOWN-5).
+            answers = [json.loads(server.stdout.readline() or "null") for _ in range(3)]
+            server.stdin.close()
+            errors = server.stderr.read()
+            server.wait(timeout=30)
+        finally:
+            watchdog.cancel()
+            watchdog.join()
+    assert server.returncode == 0, errors
+    assert None not in answers, errors
+    assert sorted(answer["id"] for answer in answers) == [1, 2, 3]
+    by_id = {answer["id"]: answer for answer in answers}
+    assert by_id[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert by_id[3]["result"]["contents"][0]["text"] == "notes"
+    loaded = json.loads(errors.strip().splitlines()[-1])
+    assert loaded == []
