@@ -23,7 +23,7 @@ import attrs
 from . import types
 from ._convert import from_wire, to_wire
 from ._versions import VersionProfile
-from .content import Audio, Image, image_type
+from .content import Audio, Image, _base64_text, image_type
 
 __all__ = [
     "for_profile",
@@ -42,12 +42,6 @@ _CONTENT_CLASS_SET = frozenset(_CONTENT_CLASSES)
 _RESOURCE_CONTENTS = (types.TextResourceContents, types.BlobResourceContents)
 _MEDIA = (Image, Audio)
 _ROLES = ("user", "assistant")
-
-
-def _base64_text(data: bytes) -> str:
-    import base64  # here, not at import: a server that sends no binary data never needs it
-
-    return base64.b64encode(data).decode("ascii")
 
 
 def _jsonable(value: Any) -> Any:

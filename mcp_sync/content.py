@@ -89,6 +89,12 @@ def _file_type(path: str, mime_type: str | None, kind: str) -> str | None:
     return guessed if guessed is not None and guessed.startswith(f"{kind}/") else None
 
 
+def _base64_text(data: bytes) -> str:
+    import base64  # only here: a server that sends no binary data skips it (and struct)
+
+    return base64.b64encode(data).decode("ascii")
+
+
 _MediaT = TypeVar("_MediaT", bound="_Media")
 
 
@@ -120,11 +126,6 @@ class _Media:
         file = Path(path)
         return cls(file.read_bytes(), _file_type(str(file), mime_type, cls._kind))
 
-    def _base64(self) -> str:
-        import base64  # only here: a server that sends no media skips it (and struct)
-
-        return base64.b64encode(self.data).decode("ascii")
-
 
 @attrs.frozen(init=False)
 class Image(_Media):
@@ -145,7 +146,7 @@ class Image(_Media):
 
     def to_content(self) -> types.ImageContent:
         """The ``image`` content item."""
-        return types.ImageContent(data=self._base64(), mime_type=self.mime_type,
+        return types.ImageContent(data=_base64_text(self.data), mime_type=self.mime_type,
                                   annotations=self.annotations)
 
 
@@ -168,5 +169,5 @@ class Audio(_Media):
 
     def to_content(self) -> types.AudioContent:
         """The ``audio`` content item."""
-        return types.AudioContent(data=self._base64(), mime_type=self.mime_type,
+        return types.AudioContent(data=_base64_text(self.data), mime_type=self.mime_type,
                                   annotations=self.annotations)
