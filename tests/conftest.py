@@ -182,6 +182,9 @@ def _no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     fds_before = _open_fds()
     children_before = _children()
     yield
+    # The library pauses the collector while it decodes a large message (_gc_pause); a
+    # pause must never outlive the decode, even one that failed.
+    assert gc.isenabled(), "the garbage collector was left disabled"
     if request.node.get_closest_marker("allow_leaks"):
         return
     new_threads = [t for t in threading.enumerate() if t not in threads_before]

@@ -25,8 +25,9 @@ from werkzeug.wrappers import Request, Response
 from .._threads import ThreadGroup, WorkerPool
 from .._versions import LATEST_VERSION
 from ..errors import ConnectionClosed, ErrorCode
-from ..jsonrpc import Batch, Incoming, Invalid, decode
+from ..jsonrpc import Batch, Incoming, Invalid
 from ..jsonrpc import Request as RpcRequest
+from ._decode import decode_frame
 from ._event_store import EventStore, MemoryEventStore
 from ._http_checks import (
     DEFAULT_ALLOWED_ORIGINS,
@@ -314,7 +315,7 @@ class StreamableHttpApp:
         if body is None:
             return error_response(413, ErrorCode.INVALID_REQUEST,
                                   f"Payload Too Large: the limit is {self.max_body_size} bytes")
-        incoming = decode(body)
+        incoming = decode_frame(body)
         if isinstance(incoming, Invalid):
             return error_response(400, incoming.error.code, incoming.error.message,
                                   data=incoming.error.data, request_id=incoming.id)

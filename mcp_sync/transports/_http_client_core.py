@@ -22,7 +22,8 @@ import requests
 from .._sse import SseParser
 from .._threads import ThreadGroup
 from ..errors import ConnectionLost, HttpError, McpError, RpcError
-from ..jsonrpc import Batch, ErrorResponse, Incoming, RequestId, Response, decode
+from ..jsonrpc import Batch, ErrorResponse, Incoming, RequestId, Response
+from ._decode import decode_frame
 from ._http_client_io import (
     STREAM_ERRORS,
     EventTooLarge,
@@ -201,7 +202,7 @@ class HttpCore:
             for event in events:
                 outcome = Outcome.EVENTS
                 if event.event == "message" and event.data:  # AMBIG-13
-                    self._deliver(decode(event.data), post)
+                    self._deliver(decode_frame(event.data), post)
 
     def _delay(self, retry_ms: int | None, failures: int) -> float:
         base = retry_ms / 1000.0 if retry_ms is not None else self._reconnect_delay

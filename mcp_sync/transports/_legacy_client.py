@@ -21,7 +21,8 @@ import requests
 
 from .._sse import SseEvent, SseParser
 from ..errors import ConnectionLost
-from ..jsonrpc import Incoming, decode
+from ..jsonrpc import Incoming
+from ._decode import decode_frame
 from ._http_client_core import ACCEPT_BOTH, HttpCore, Post
 from ._http_client_io import (
     STREAM_ERRORS,
@@ -117,7 +118,7 @@ def legacy_messages(stream: LegacyStream) -> Iterator[Incoming]:
 def _messages(events: list[SseEvent]) -> Iterator[Incoming]:
     for event in events:
         if event.event == "message" and event.data:
-            yield decode(event.data)
+            yield decode_frame(event.data)
 
 
 class LegacyMixin(HttpCore):

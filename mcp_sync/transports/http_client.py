@@ -62,9 +62,9 @@ from ..jsonrpc import (
     Request,
     RequestId,
     Response,
-    decode,
     encode,
 )
+from ._decode import decode_frame
 from ._http_client_core import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -385,7 +385,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             self._fail(post, lambda: HttpError(
                 f"the answer exceeds max_message_size ({self._max_message_size} bytes)"))
             return
-        self._deliver(decode(data), post)
+        self._deliver(decode_frame(data), post)
         self._fail(post, lambda: HttpError("the server's answer holds no response to this"))
 
     def _read_stream(self, session: requests.Session, post: Post,

@@ -28,9 +28,10 @@ from werkzeug.wrappers import Request, Response
 
 from .._sse import format_comment, format_data_event, format_event
 from ..errors import ConnectionClosed, ErrorCode
-from ..jsonrpc import ErrorResponse, Incoming, Invalid, Message, Notification, RequestId, decode
+from ..jsonrpc import ErrorResponse, Incoming, Invalid, Message, Notification, RequestId
 from ..jsonrpc import Request as RpcRequest
 from ..jsonrpc import Response as RpcResponse
+from ._decode import decode_frame
 from ._http_checks import accepts, error_response, normal_path, preflight, read_body
 from ._http_session import MAX_QUEUED_EVENTS, encode_answer
 from ._inbox import Inbox
@@ -335,7 +336,7 @@ class LegacySseEndpoints:
         if body is None:
             return error_response(413, ErrorCode.INVALID_REQUEST, "Payload Too Large: the "
                                   f"limit is {self._app.max_body_size} bytes")
-        incoming = decode(body)
+        incoming = decode_frame(body)
         if isinstance(incoming, Invalid):
             # Refused here rather than answered on the stream: HTTP-9's shape, and what
             # the old transport's servers did.

@@ -11,7 +11,8 @@ import threading
 from collections.abc import Sequence
 
 from ..errors import ConnectionClosed, ConnectionLost
-from ..jsonrpc import Incoming, Message, RequestId, decode, encode
+from ..jsonrpc import Incoming, Message, RequestId, encode
+from ._decode import decode_frame
 from .base import Transport
 
 __all__ = ["MemoryTransport", "memory_pair"]
@@ -37,7 +38,7 @@ class MemoryTransport(Transport):
 
     def read(self) -> Incoming | None:
         frame = self.read_frame()
-        return None if frame is None else decode(frame)
+        return None if frame is None else decode_frame(frame)
 
     def has_buffered(self) -> bool:
         return not self._inbox.empty()

@@ -30,7 +30,8 @@ except ImportError:  # Windows
 
 from .._threads import ThreadGroup
 from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest, RequestTimeout
-from ..jsonrpc import Incoming, Invalid, Message, RequestId, decode, encode
+from ..jsonrpc import Incoming, Invalid, Message, RequestId, encode
+from ._decode import decode_frame
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 
 __all__ = ["LineReader", "StdioClientTransport", "StdioServerTransport"]
@@ -174,7 +175,7 @@ def _frame(line: bytes | _Oversized | None, max_size: int) -> Incoming | None:
     if isinstance(line, _Oversized):
         return Invalid(None, InvalidRequest(
             f"Invalid Request: message of {line.size} bytes exceeds the limit of {max_size}"))
-    return decode(line)
+    return decode_frame(line)
 
 
 def _widen_pipe(fd: int) -> None:

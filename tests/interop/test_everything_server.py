@@ -3,7 +3,7 @@ client and by our own, each using every tool, resource, template, prompt and com
 
 What the server writes is encoded in a child process the autouse ``wire`` fixture cannot
 see, so it is checked where each client decodes it: at the SDK client's transport, and
-at our stdio transport's ``decode``. What our client writes goes through ``wire``.
+at our stdio transport's ``decode_frame``. What our client writes goes through ``wire``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from mcp.client.stdio import StdioServerParameters
 
 import mcp_sync.transports.stdio as stdio_module
 from mcp_sync import Client, types
-from mcp_sync.jsonrpc import Incoming, decode
+from mcp_sync.jsonrpc import Incoming
+from mcp_sync.transports._decode import decode_frame
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.conftest import WireLog, schema_errors, validator
 from tests.interop.test_official_sdk import _recorded_stdio, _Traffic
@@ -246,13 +247,13 @@ def test_our_client_uses_everything(monkeypatch: pytest.MonkeyPatch, wire: WireL
     STDIO-1, STDIO-2.
     """
     received: list[Any] = []
-    real_decode = decode
+    real_decode = decode_frame
 
     def tapped_decode(frame: bytes | str) -> Incoming:
         received.append(json.loads(frame))
         return real_decode(frame)
 
-    monkeypatch.setattr(stdio_module, "decode", tapped_decode)
+    monkeypatch.setattr(stdio_module, "decode_frame", tapped_decode)
 
     asked: list[types.CreateMessageRequestParams] = []
 
