@@ -49,9 +49,10 @@ __all__ = [
 log = logging.getLogger("mcp_sync.client")
 
 ListKind = Literal["tools", "resources", "prompts"]
+# Quoted: these names would otherwise build the sampling types at import (see types._LAZY).
 SamplingHandler = Callable[
-    [types.CreateMessageRequestParams], "types.CreateMessageResult | Mapping[str, Any]"]
-LogCallback = Callable[[types.LoggingMessageNotificationParams], None]
+    ["types.CreateMessageRequestParams"], "types.CreateMessageResult | Mapping[str, Any]"]
+LogCallback = Callable[["types.LoggingMessageNotificationParams"], None]
 ResourceUpdatedCallback = Callable[[str], None]
 ListChangedCallback = Callable[[ListKind], None]
 NotificationCallback = Callable[[str, "dict[str, Any]"], None]

@@ -11,6 +11,7 @@ only a ``str``, an integer field only an ``int`` (never a ``bool``), a number fi
 ``$.content[2].text``. Members this revision does not define are kept in ``extra``.
 """
 
+import functools
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from types import NoneType, UnionType
@@ -547,21 +548,23 @@ _Consumed = list[tuple[list[Any], list[Any]]]
 _consumed: ContextVar[_Consumed | None] = ContextVar("mcp_sync_consumed", default=None)
 
 
+@functools.cache
 def _alias_names() -> dict[Any, str]:
+    """The unions and literals of :mod:`mcp_sync.types` by their names there. Made for the
+    first error message that needs one: it looks up every name, which builds the types
+    not built yet (see ``types._LAZY``)."""
     names: dict[Any, str] = {}
-    for name, value in vars(types).items():
+    for name in [*vars(types), *types.__all__]:
+        value = getattr(types, name)
         # RequestId and ProgressToken are one and the same union; the first name wins.
         if not name.startswith("_") and (_is_union(value) or _is_literal(value)):
             names.setdefault(value, name)
     return names
 
 
-_ALIASES = _alias_names()
-
-
 def _type_name(target: Any) -> str:
     """The name to show for ``target``: its alias in :mod:`mcp_sync.types` if it has one."""
-    alias = _ALIASES.get(target) if _is_union(target) or _is_literal(target) else None
+    alias = _alias_names().get(target) if _is_union(target) or _is_literal(target) else None
     return alias or getattr(target, "__name__", None) or str(target)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["NO_EXTRA", "Model", "fills_slots_directly", "use_fast_inits"]
+__all__ = ["NO_EXTRA", "Model", "fills_slots_directly", "publish", "use_fast_inits"]
 
 #: The ``extra`` of an instance that has no undefined wire members.
 NO_EXTRA: Mapping[str, Any] = MappingProxyType({})
@@ -60,6 +60,23 @@ class Model:
 
 
 _INSTALLED = "__mcp_sync_fast_init__"
+_PUBLIC_MODULE = "mcp_sync.types"
+
+
+def publish(namespace: Mapping[str, Any]) -> None:
+    """Make the public classes a private types module defines classes of mcp_sync.types.
+
+    They belong to that module: their reprs, pickles and documentation name it, and the
+    content conversion recognises wire types by it. Each also gets the fast ``__init__``
+    (a tool may build thousands of content items). Called at the end of every private
+    types module, so that a class is published however its module came to be imported.
+    """
+    defined_here = namespace["__name__"]
+    for name, value in namespace.items():
+        if (not name.startswith("_") and isinstance(value, type) and attrs.has(value)
+                and value.__module__ == defined_here):
+            value.__module__ = _PUBLIC_MODULE
+    use_fast_inits()
 
 
 def use_fast_inits() -> None:

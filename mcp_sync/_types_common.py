@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._model import NO_EXTRA, Model
+from ._model import NO_EXTRA, Model, publish
 
 _Meta = dict[str, Any] | None
 
@@ -166,3 +166,6 @@ class ServerCapabilities(Model):
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
     extra: Mapping[str, Any] = NO_EXTRA
+
+
+publish(globals())

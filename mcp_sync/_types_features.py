@@ -1,24 +1,23 @@
-"""Wire types of the features: tools, resources, prompts, completion, sampling, roots, results."""
+"""Wire types every session uses: tools, and the results of initialize, ping and tools.
+
+The types of the other features live in modules of their own, which :mod:`mcp_sync.types`
+loads when one of their names is first used (see there).
+"""
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
-from ._model import NO_EXTRA, Model
+from ._model import NO_EXTRA, Model, publish
 from ._types_common import (
-    Annotations,
     Content,
     Implementation,
-    ResourceContents,
-    Role,
-    SamplingContent,
     ServerCapabilities,
-    TextContent,
     _Meta,
 )
 
-# --- Server features: tools, resources, prompts, completion --------------------------------
+# --- Tools -----------------------------------------------------------------------------------
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -64,128 +63,6 @@ class Tool(Model):
     extra: Mapping[str, Any] = NO_EXTRA
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class Resource(Model):
-    """A resource the server can read (``size`` is the raw byte count, if known)."""
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-    annotations: Annotations | None = None
-    # AMBIG-22: the schema files disagree (integer vs number); any number is accepted.
-    size: float | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ResourceTemplate(Model):
-    """An RFC 6570 URI template describing a family of readable resources."""
-    uri_template: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-    annotations: Annotations | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class PromptArgument(Model):
-    """One argument a prompt template accepts."""
-    name: str
-    description: str | None = None
-    required: bool | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class Prompt(Model):
-    """A prompt or prompt template offered by the server."""
-    name: str
-    description: str | None = None
-    arguments: list[PromptArgument] | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class PromptMessage(Model):
-    """One message of a prompt; unlike sampling it may embed resources."""
-    role: Role
-    content: Content
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class PromptReference(Model):
-    """Points at a prompt by name (for completion)."""
-    type: Literal["ref/prompt"] = "ref/prompt"
-    name: str
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ResourceReference(Model):
-    """Points at a resource or resource template by URI (for completion)."""
-    type: Literal["ref/resource"] = "ref/resource"
-    uri: str
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-Reference = PromptReference | ResourceReference
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class CompletionArgument(Model):
-    """The argument being completed and what the user has typed so far."""
-    name: str
-    value: str
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class Completion(Model):
-    """Completion suggestions (at most 100) and whether more exist."""
-    values: list[str]
-    total: int | None = None
-    has_more: bool | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-# --- Client features: sampling and roots --------------------------------------------------
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class SamplingMessage(Model):
-    """A message sent to or produced by a model during sampling (no embedded resources)."""
-    role: Role
-    content: SamplingContent
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ModelHint(Model):
-    """A model name fragment the client should try to match, in order of preference."""
-    name: str | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ModelPreferences(Model):
-    """Advisory preferences for picking a model; priorities range from 0 to 1."""
-    hints: list[ModelHint] | None = None
-    cost_priority: float | None = None
-    speed_priority: float | None = None
-    intelligence_priority: float | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class Root(Model):
-    """A directory or file (a ``file://`` URI) the server may work within."""
-    uri: str
-    name: str | None = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
 # --- Results -------------------------------------------------------------------------------
 
 
@@ -211,50 +88,6 @@ class InitializeResult(Model):
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
-class ListResourcesResult(Model):
-    """One page of the server's resources."""
-    resources: list[Resource]
-    next_cursor: str | None = None
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ListResourceTemplatesResult(Model):
-    """One page of the server's resource templates."""
-    resource_templates: list[ResourceTemplate]
-    next_cursor: str | None = None
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ReadResourceResult(Model):
-    """The contents read from a resource (possibly several sub-resources)."""
-    contents: list[ResourceContents]
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ListPromptsResult(Model):
-    """One page of the server's prompts."""
-    prompts: list[Prompt]
-    next_cursor: str | None = None
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class GetPromptResult(Model):
-    """A rendered prompt: its messages and an optional description."""
-    messages: list[PromptMessage]
-    description: str | None = None
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListToolsResult(Model):
     """One page of the server's tools."""
     tools: list[Tool]
@@ -272,33 +105,4 @@ class CallToolResult(Model):
     extra: Mapping[str, Any] = NO_EXTRA
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class CompleteResult(Model):
-    """The server's completion suggestions."""
-    completion: Completion
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class CreateMessageResult(Model):
-    """The message a model produced for a sampling request, and which model made it."""
-    role: Role
-    content: SamplingContent
-    model: str
-    stop_reason: str | None = None
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
-
-    @property
-    def text(self) -> str | None:
-        """The generated text, or None when the model answered with an image or audio."""
-        return self.content.text if isinstance(self.content, TextContent) else None
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ListRootsResult(Model):
-    """The client's current roots."""
-    roots: list[Root]
-    meta: _Meta = None
-    extra: Mapping[str, Any] = NO_EXTRA
+publish(globals())

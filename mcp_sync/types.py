@@ -22,9 +22,9 @@ Use :func:`mcp_sync._convert.to_wire` and :func:`mcp_sync._convert.from_wire` to
 between these classes and JSON-ready data.
 """
 
-import attrs
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from ._model import use_fast_inits
 from ._types_common import (
     LOGGING_LEVELS,
     Annotations,
@@ -53,94 +53,106 @@ from ._types_common import (
 )
 from ._types_features import (
     CallToolResult,
-    CompleteResult,
-    Completion,
-    CompletionArgument,
-    CreateMessageResult,
     EmptyResult,
-    GetPromptResult,
     InitializeResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListRootsResult,
     ListToolsResult,
-    ModelHint,
-    ModelPreferences,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    PromptReference,
-    ReadResourceResult,
-    Reference,
-    Resource,
-    ResourceReference,
-    ResourceTemplate,
     Result,
-    Root,
-    SamplingMessage,
     Tool,
     ToolAnnotations,
 )
 from ._types_messages import (
-    NOTIFICATION_TYPES,
-    REQUEST_TYPES,
-    CallToolRequest,
     CallToolRequestParams,
-    CancelledNotification,
     CancelledNotificationParams,
-    ClientNotification,
-    ClientRequest,
-    ClientResult,
-    CompleteRequest,
-    CompleteRequestParams,
-    CreateMessageRequest,
-    CreateMessageRequestParams,
-    GetPromptRequest,
-    GetPromptRequestParams,
-    InitializedNotification,
     InitializedNotificationParams,
-    InitializeRequest,
     InitializeRequestParams,
-    ListPromptsRequest,
-    ListPromptsRequestParams,
-    ListResourcesRequest,
-    ListResourcesRequestParams,
-    ListResourceTemplatesRequest,
-    ListResourceTemplatesRequestParams,
-    ListRootsRequest,
-    ListRootsRequestParams,
-    ListToolsRequest,
     ListToolsRequestParams,
-    LoggingMessageNotification,
     LoggingMessageNotificationParams,
-    PingRequest,
     PingRequestParams,
-    ProgressNotification,
     ProgressNotificationParams,
     ProgressToken,
-    PromptListChangedNotification,
-    PromptListChangedNotificationParams,
-    ReadResourceRequest,
-    ReadResourceRequestParams,
-    ResourceListChangedNotification,
-    ResourceListChangedNotificationParams,
-    ResourceUpdatedNotification,
-    ResourceUpdatedNotificationParams,
-    RootsListChangedNotification,
-    RootsListChangedNotificationParams,
-    ServerNotification,
-    ServerRequest,
-    ServerResult,
-    SetLevelRequest,
     SetLevelRequestParams,
-    SubscribeRequest,
-    SubscribeRequestParams,
-    ToolListChangedNotification,
     ToolListChangedNotificationParams,
-    UnsubscribeRequest,
-    UnsubscribeRequestParams,
 )
+
+if TYPE_CHECKING:
+    from ._types_client_features import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        ListRootsRequestParams,
+        ListRootsResult,
+        ModelHint,
+        ModelPreferences,
+        Root,
+        RootsListChangedNotificationParams,
+        SamplingMessage,
+    )
+    from ._types_completion import (
+        CompleteRequestParams,
+        CompleteResult,
+        Completion,
+        CompletionArgument,
+        PromptReference,
+        Reference,
+        ResourceReference,
+    )
+    from ._types_envelopes import (
+        NOTIFICATION_TYPES,
+        REQUEST_TYPES,
+        CallToolRequest,
+        CancelledNotification,
+        ClientNotification,
+        ClientRequest,
+        ClientResult,
+        CompleteRequest,
+        CreateMessageRequest,
+        GetPromptRequest,
+        InitializedNotification,
+        InitializeRequest,
+        ListPromptsRequest,
+        ListResourcesRequest,
+        ListResourceTemplatesRequest,
+        ListRootsRequest,
+        ListToolsRequest,
+        LoggingMessageNotification,
+        PingRequest,
+        ProgressNotification,
+        PromptListChangedNotification,
+        ReadResourceRequest,
+        ResourceListChangedNotification,
+        ResourceUpdatedNotification,
+        RootsListChangedNotification,
+        ServerNotification,
+        ServerRequest,
+        ServerResult,
+        SetLevelRequest,
+        SubscribeRequest,
+        ToolListChangedNotification,
+        UnsubscribeRequest,
+    )
+    from ._types_prompts import (
+        GetPromptRequestParams,
+        GetPromptResult,
+        ListPromptsRequestParams,
+        ListPromptsResult,
+        Prompt,
+        PromptArgument,
+        PromptListChangedNotificationParams,
+        PromptMessage,
+    )
+    from ._types_resources import (
+        ListResourcesRequestParams,
+        ListResourcesResult,
+        ListResourceTemplatesRequestParams,
+        ListResourceTemplatesResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        Resource,
+        ResourceListChangedNotificationParams,
+        ResourceTemplate,
+        ResourceUpdatedNotificationParams,
+        SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    )
 
 __all__ = [
     "LOGGING_LEVELS", "NOTIFICATION_TYPES", "REQUEST_TYPES", "Annotations", "AudioContent",
@@ -174,14 +186,70 @@ __all__ = [
     "ToolsCapability", "UnknownContent", "UnsubscribeRequest", "UnsubscribeRequestParams",
 ]
 
-# The classes are defined in private modules but belong to this one: their reprs, pickles
-# and documentation name mcp_sync.types, and the content conversion recognises wire types
-# by this module name.
-for _name in __all__:
-    _value = globals()[_name]
-    if attrs.has(_value):
-        _value.__module__ = __name__
-del _name, _value
+# The types of the features a program may never use are built when one of their names is
+# first looked up here (PEP 562): a stdio server offering only tools then starts without
+# building some sixty classes it would not use (see docs/benchmarks.md). Each module
+# publishes its classes as this module's own as it loads (_model.publish).
+_LAZY: dict[str, str] = {name: module for module, names in (
+    ("_types_resources", """
+        ListResourceTemplatesRequestParams ListResourceTemplatesResult
+        ListResourcesRequestParams ListResourcesResult ReadResourceRequestParams
+        ReadResourceResult Resource ResourceListChangedNotificationParams ResourceTemplate
+        ResourceUpdatedNotificationParams SubscribeRequestParams UnsubscribeRequestParams
+    """),
+    ("_types_prompts", """
+        GetPromptRequestParams GetPromptResult ListPromptsRequestParams ListPromptsResult
+        Prompt PromptArgument PromptListChangedNotificationParams PromptMessage
+    """),
+    ("_types_completion", """
+        CompleteRequestParams CompleteResult Completion CompletionArgument PromptReference
+        Reference ResourceReference
+    """),
+    ("_types_client_features", """
+        CreateMessageRequestParams CreateMessageResult ListRootsRequestParams
+        ListRootsResult ModelHint ModelPreferences Root RootsListChangedNotificationParams
+        SamplingMessage
+    """),
+    ("_types_envelopes", """
+        CallToolRequest CancelledNotification ClientNotification ClientRequest ClientResult
+        CompleteRequest CreateMessageRequest GetPromptRequest InitializeRequest
+        InitializedNotification ListPromptsRequest ListResourceTemplatesRequest
+        ListResourcesRequest ListRootsRequest ListToolsRequest LoggingMessageNotification
+        NOTIFICATION_TYPES PingRequest ProgressNotification PromptListChangedNotification
+        REQUEST_TYPES ReadResourceRequest ResourceListChangedNotification
+        ResourceUpdatedNotification RootsListChangedNotification ServerNotification
+        ServerRequest ServerResult SetLevelRequest SubscribeRequest
+        ToolListChangedNotification UnsubscribeRequest
+    """),
+) for name in names.split()}
 
-# Construction (a tool building thousands of content items) takes the faster __init__.
-use_fast_inits()
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_load(module), name)
+    globals()[name] = value
+    return value
+
+
+def _load(module: str) -> ModuleType:
+    # Imports written out, not computed: the test of the I/O-free core follows them.
+    if module == "_types_resources":
+        from . import _types_resources
+        return _types_resources
+    if module == "_types_prompts":
+        from . import _types_prompts
+        return _types_prompts
+    if module == "_types_completion":
+        from . import _types_completion
+        return _types_completion
+    if module == "_types_client_features":
+        from . import _types_client_features
+        return _types_client_features
+    from . import _types_envelopes
+    return _types_envelopes
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -18,7 +18,8 @@ import mcp_sync
 PACKAGE = Path(mcp_sync.__file__).resolve().parent
 
 CORE = ("errors", "types", "_model", "_types_common", "_types_features", "_types_messages",
-        "_convert", "_fast_structure", "_wire_text",
+        "_types_resources", "_types_prompts", "_types_completion", "_types_client_features",
+        "_types_envelopes", "_convert", "_fast_structure", "_wire_text",
         "jsonrpc", "_protocol", "_versions", "_schema", "_content", "_docstrings", "_events")
 
 FORBIDDEN = frozenset({

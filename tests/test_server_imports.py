@@ -15,10 +15,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # Each is loaded only by the feature that needs it: the client and its HTTP stack,
-# spawning processes, media and cursors (base64), guessing types from names (mimetypes).
+# spawning processes, media and cursors (base64), guessing types from names (mimetypes),
+# and the types of features this server does not offer or use (see types._LAZY).
 NOT_AT_START = ("base64", "mimetypes", "subprocess", "requests", "urllib3", "werkzeug",
                 "http.client", "mcp_sync.client", "mcp_sync.transports.http_client",
-                "mcp_sync.transports.http_server")
+                "mcp_sync.transports.http_server", "mcp_sync._types_prompts",
+                "mcp_sync._types_completion", "mcp_sync._types_client_features",
+                "mcp_sync._types_envelopes")
+
+RESOURCE = '''@server.resource("file:///notes.txt", mime_type="text/plain")
+def notes() -> str:
+    return "notes"
+'''
 
 SERVER = """
 import sys
@@ -30,10 +38,7 @@ server = Server("lean")
 def echo(message: str) -> str:
     return message
 
-@server.resource("file:///notes.txt", mime_type="text/plain")
-def notes() -> str:
-    return "notes"
-
+""" + RESOURCE + """
 server.run_stdio()
 watched = {watched!r}
 print(json.dumps(sorted(name for name in watched if name in sys.modules)), file=sys.stderr)
@@ -41,7 +46,23 @@ print(json.dumps(sorted(name for name in watched if name in sys.modules)), file=
 
 
 def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
-    code = "import json\n" + SERVER.replace("{watched!r}", repr(NOT_AT_START))
+    assert _modules_loaded_by_a_session(SERVER, NOT_AT_START) == []
+
+
+def test_a_server_of_tools_alone_never_builds_the_resource_types() -> None:
+    tools_only = SERVER.replace(RESOURCE, "")
+    assert RESOURCE in SERVER and "resource" not in tools_only
+    watched = (*NOT_AT_START, "mcp_sync._types_resources")
+    assert _modules_loaded_by_a_session(tools_only, watched, read_resource=False) == []
+    # The same session with a resource offered does build them: the check can fail.
+    assert _modules_loaded_by_a_session(SERVER, watched) == ["mcp_sync._types_resources"]
+
+
+def _modules_loaded_by_a_session(server_code: str, watched: tuple[str, ...], *,
+                                 read_resource: bool = True) -> list[str]:
+    """Serve initialize, a tool call and (optionally) a resource read over real stdio
+    pipes; which of ``watched`` the server process had loaded when it exited."""
+    code = "import json\n" + server_code.replace("{watched!r}", repr(watched))
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-03-26", "capabilities": {},
@@ -51,7 +72,8 @@ def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
          "params": {"name": "echo", "arguments": {"message": "hi"}}},
         {"jsonrpc": "2.0", "id": 3, "method": "resources/read",
          "params": {"uri": "file:///notes.txt"}},
-    ]
+    ][:4 if read_resource else 3]
+    expected = [1, 2, 3] if read_resource else [1, 2]
     # A server that stops answering is killed, which ends the reads below; leaving the
     # with block closes the pipes and reaps it.
     with subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
@@ -66,7 +88,8 @@ def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
             server.stdin.flush()
             # The answers are read before stdin closes: at EOF the calls still running
             # are cancelled, not answered (SHUTDOWN-5).
-            answers = [json.loads(server.stdout.readline() or "null") for _ in range(3)]
+            answers = [json.loads(server.stdout.readline() or "null")
+                       for _ in expected]
             server.stdin.close()
             errors = server.stderr.read()
             server.wait(timeout=30)
@@ -75,9 +98,10 @@ def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
             watchdog.join()
     assert server.returncode == 0, errors
     assert None not in answers, errors
-    assert sorted(answer["id"] for answer in answers) == [1, 2, 3]
+    assert sorted(answer["id"] for answer in answers) == expected
     by_id = {answer["id"]: answer for answer in answers}
     assert by_id[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
-    assert by_id[3]["result"]["contents"][0]["text"] == "notes"
-    loaded = json.loads(errors.strip().splitlines()[-1])
-    assert loaded == []
+    if read_resource:
+        assert by_id[3]["result"]["contents"][0]["text"] == "notes"
+    loaded: list[str] = json.loads(errors.strip().splitlines()[-1])
+    return loaded
