@@ -55,8 +55,19 @@ class Model:
                                        for field in self.__attrs_attrs__
                                        if (field.eq if field.hash is None else field.hash))))
 
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        # NO_EXTRA, a read-only view, can be neither pickled nor deep-copied: an instance
+        # goes as its class and its members, leaving out an ``extra`` that is NO_EXTRA.
+        members = {field.alias: getattr(self, field.name) for field in self.__attrs_attrs__
+                   if not (field.name == "extra" and self.extra is NO_EXTRA)}
+        return _rebuild, (self.__class__, members)
+
     __attrs_attrs__: Any
     extra: Mapping[str, Any]
+
+
+def _rebuild(cls: type[Model], members: dict[str, Any]) -> Model:
+    return cls(**members)
 
 
 _INSTALLED = "__mcp_sync_fast_init__"
