@@ -63,6 +63,30 @@ def _cpu_model() -> str:
     return platform.processor() or "?"
 
 
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time so far by kind (``/proc/stat``, in clock ticks), or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            return [int(field) for field in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_line(before: list[int] | None, after: list[int] | None) -> str:
+    """How much of the CPU time of the run the hypervisor gave to other guests.
+
+    On a shared virtual machine that time is taken from under the processes measured,
+    at moments nobody chooses: a run with much of it is slower throughout, and the
+    medians of its absolute rows (connect) with it.
+    """
+    if before is None or after is None or len(before) < 8 or len(after) < 8:
+        return "- CPU time stolen by the hypervisor during the run: unknown"
+    spent = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(spent[:8])  # user nice system idle iowait irq softirq steal
+    share = 100 * spent[7] / total if total else 0.0
+    return f"- CPU time stolen by the hypervisor during the run: {share:.1f}%"
+
+
 def machine() -> str:
     load = os.getloadavg()
     return "\n".join([
@@ -201,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"- logs: {log_dir}", file=sys.stderr)
 
     results: Results = {case.name: {} for case in cases}
+    cpu_at_start = cpu_times()
     started = time.perf_counter()
     for attempt in range(1, repeat + 1):
         for case in cases:  # alternate: every case once per round, same order each round
@@ -220,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         "# mcp_sync benchmark", "",
         header,
         f"- load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        steal_line(cpu_at_start, cpu_times()),
         f"- mode: {'quick' if args.quick else 'full'}, {repeat} repeat(s), "
         f"{len(cases)} case(s), {elapsed:.0f} s; medians over repeats",
         f"- budget per phase: {budget.seq_calls} sequential calls or {budget.seq_seconds}s; "

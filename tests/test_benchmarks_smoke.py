@@ -45,6 +45,8 @@ def test_quick_run_prints_ours_and_raw_stdio_rows() -> None:
     # The measured package was byte-compiled, and the interpreter's own start-up is given.
     assert "- bytecode: compiled before the run" in report
     assert re.search(rf"- python start-up: {NUMBER} ms \({NUMBER} without site\)", report)
+    # How much CPU time other guests of the machine took while it ran (Linux /proc/stat).
+    assert re.search(rf"- CPU time stolen by the hypervisor during the run: {NUMBER}%", report)
 
     # Columns: workload, transport, ours, SDK, raw, raw+thr, ratios..., target, met.
     sequential = _row(report, "sequential echo (calls/s)")
