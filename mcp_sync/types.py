@@ -17,6 +17,10 @@ Conventions shared by every class here:
   :data:`REQUEST_TYPES` and :data:`NOTIFICATION_TYPES` map method names to those classes.
 * JSON ``number`` properties are annotated ``float`` but keep integers as integers, so a
   value is re-encoded exactly as it arrived.
+* The classes of resources, prompts, completion, sampling and roots, and the
+  whole-message classes with the unions and method tables, are built when one of their
+  names is first used: a program that never uses a feature never pays for its classes.
+  Every name is here all the same, for ``import``, ``dir()``, type checkers and pickle.
 
 Use :func:`mcp_sync._convert.to_wire` and :func:`mcp_sync._convert.from_wire` to move
 between these classes and JSON-ready data.
