@@ -5,7 +5,8 @@ tool's own: turning 10,000 content objects into dicts, then ``json`` walking all
 dicts again (5-6 ms of it, against about 1 ms to write the text from the objects). So in
 the result of a request we answer (``_convert.to_answer``) a list of classes stays a
 :class:`DeferredList` of the objects, which writes its JSON text in one loop compiled
-once per list type; ``jsonrpc.encode`` splices that text into the response. The wire
+once per list type (a short list: item by item, by a function compiled once per class);
+``jsonrpc.encode`` splices that text into the response. The wire
 dicts are made only if something asks for them (a batch, the ASCII fallback, a list
 nested deeper): :meth:`DeferredList.wire`, which :func:`dump` calls by itself.
 
@@ -25,9 +26,11 @@ import attrs
 
 from mcp_sync._model import NO_EXTRA
 
-__all__ = ["DeferredList", "Unlisted", "compile_list_text", "dump", "dump_ascii"]
+__all__ = ["DeferredList", "ItemText", "ListText", "Unlisted", "compile_item_text",
+           "compile_list_text", "dump", "dump_ascii"]
 
 ListText = Callable[[Sequence[Any]], str]
+ItemText = Callable[[Any], str]
 
 
 class Unlisted(Exception):
@@ -138,14 +141,7 @@ def compile_list_text(
     members in ``extra`` is written from the class hook's dict. The items are written in
     one loop with no call per item; an item of any other class raises :class:`Unlisted`.
     """
-    names: dict[str, Any] = {"NO_EXTRA": NO_EXTRA, "enc": encode_basestring, "dump": dump,
-                             "UNLISTED": Unlisted}
-
-    def name(value: Any) -> str:
-        key = f"_g{len(names)}"
-        names[key] = value
-        return key
-
+    names, name = _namespace()
     lines = ["def list_text(values):", "    parts = []", "    append = parts.append",
              "    for obj in values:", "        cls = obj.__class__"]
     for index, (cls, never_omitted, class_hook) in enumerate(members):
@@ -165,11 +161,51 @@ def compile_list_text(
     return list_text
 
 
+def compile_item_text(
+    cls: type[Any],
+    never_omitted: str | None,
+    class_hook: Callable[[Any], Any],
+    hooks: Callable[[Any], Callable[[Any], Any]],
+    wire_name: Callable[[str], str],
+    identities: Collection[Callable[[Any], Any]],
+) -> ItemText | None:
+    """The function writing one instance of ``cls`` as JSON text, exactly as an item of
+    :func:`compile_list_text`'s function is written; None if it has none.
+
+    For a short list: compiling the one loop for every class of a union costs more than a
+    call per item saves on a few items, and an answer holding one kind of item compiles
+    only the function for that kind.
+    """
+    names, name = _namespace()
+    body = _item_lines(cls, hooks, wire_name, never_omitted, identities, name, take="return")
+    if body is None:
+        return None
+    lines = ["def item_text(obj):", "    if obj.extra is not NO_EXTRA:",
+             f"        return dump({name(class_hook)}(obj))", *(f"    {line}" for line in body)]
+    exec(compile("\n".join(lines), f"<mcp_sync item text {cls.__name__}>", "exec"), names)
+    item_text: ItemText = names["item_text"]
+    return item_text
+
+
+def _namespace() -> tuple[dict[str, Any], Callable[[Any], str]]:
+    """The globals of generated source, and what adds a value to them under a new name."""
+    names: dict[str, Any] = {"NO_EXTRA": NO_EXTRA, "enc": encode_basestring, "dump": dump,
+                             "UNLISTED": Unlisted}
+
+    def name(value: Any) -> str:
+        key = f"_g{len(names)}"
+        names[key] = value
+        return key
+
+    return names, name
+
+
 def _item_lines(cls: type[Any], hooks: Callable[[Any], Callable[[Any], Any]],
                 wire_name: Callable[[str], str], never_omitted: str | None,
                 identities: Collection[Callable[[Any], Any]],
-                name: Callable[[Any], str]) -> list[str] | None:
-    """Lines that append the JSON text of ``obj`` (of ``cls``, empty ``extra``)."""
+                name: Callable[[Any], str], take: str = "append") -> list[str] | None:
+    """Lines that pass the JSON text of ``obj`` (of ``cls``, empty ``extra``) to ``take``
+    (``append``, or ``return``)."""
     lines: list[str] = []
     pieces: list[str] = []  # f-string parts, each member starting with its comma
     for index, field in enumerate(attrs.fields(cls)):
@@ -205,10 +241,10 @@ def _item_lines(cls: type[Any], hooks: Callable[[Any], Callable[[Any], Any]],
             lines.append(f"{var} = '' if {var} {same} else {member!r} + {written}")
             pieces.append("{" + var + "}")
     if not pieces:
-        lines.append("append('{}')")
+        lines.append(f"{take}('{{}}')")
     elif pieces[0].startswith(_braces(",")):
         # The first member is always there: one f-string, its comma left out.
-        lines.append(f"append(f'{{{{{''.join(pieces)[1:]}}}}}')")
+        lines.append(f"{take}(f'{{{{{''.join(pieces)[1:]}}}}}')")
     else:
-        lines.append(f"append('{{' + f'{''.join(pieces)}'[1:] + '}}')")
+        lines.append(f"{take}('{{' + f'{''.join(pieces)}'[1:] + '}}')")
     return lines

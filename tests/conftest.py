@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 
 import mcp_sync.jsonrpc as jsonrpc_module
+from mcp_sync import _convert
 from mcp_sync._wire_text import DeferredList
 
 HERE = Path(__file__).resolve().parent
@@ -217,3 +218,13 @@ def python_command(*args: str) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_leaks: skip the leak check for this test")
+
+
+@pytest.fixture(params=["every list in one loop", "short lists item by item"])
+def inline_from(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Runs a test twice: with every list of classes decoded and written by the code
+    compiled for its whole list type, and with the library's cut-off
+    (``_convert.INLINE_FROM``), below which a short list goes item by item."""
+    cut_off = 0 if request.param == "every list in one loop" else _convert.INLINE_FROM
+    monkeypatch.setattr(_convert, "INLINE_FROM", cut_off)
+    return cut_off

@@ -31,6 +31,9 @@ from .test_types import CLASS_DEFS, UNIONS, VARIANTS, same_json, sample
 DETAILED = _convert.make_converter(fast_path=False)
 CASES = [(name, variant) for name in CLASS_DEFS for variant in VARIANTS]
 
+# Every test here runs with lists handled both ways (see conftest.inline_from).
+pytestmark = pytest.mark.usefixtures("inline_from")
+
 
 def decode(data: Any, cls: Any, using: Any, consume: bool = False) -> tuple[str, Any]:
     try:
@@ -193,6 +196,20 @@ def test_large_result_decodes_alike() -> None:
     fast = from_wire(json.loads(text), types.CallToolResult)
     assert fast == from_wire(json.loads(text), types.CallToolResult, DETAILED)
     assert same_json(to_wire(fast), wire)
+
+
+def test_lists_either_side_of_the_cut_off_decode_alike_content_1(inline_from: int) -> None:
+    """Below the cut-off each item goes through its own class's hook, from it on the list
+    through one loop; both give what the detailed path gives, consumed or not."""
+    kinds = [{"type": "text", "text": "a"},
+             {"type": "image", "data": "AA==", "mimeType": "image/png"},
+             {"type": "text", "text": "b", "x-new": [1]},
+             {"type": "hologram", "depth": 3}]
+    for count in sorted({0, 1, max(inline_from - 1, 0), inline_from, inline_from + 1}):
+        assert_same_outcome({"content": [kinds[i % 4] for i in range(count)]},
+                            types.CallToolResult)
+        assert_same_outcome({"content": [*[kinds[0]] * count, {"type": "text", "text": 5}]},
+                            types.CallToolResult)
 
 
 def _many_items(count: int) -> list[dict[str, Any]]:

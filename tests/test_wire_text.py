@@ -24,6 +24,9 @@ from .test_types import CLASS_DEFS, VARIANTS, sample
 
 DETAILED = _convert.make_converter(fast_path=False)
 
+# Every test here runs with lists handled both ways (see conftest.inline_from).
+pytestmark = pytest.mark.usefixtures("inline_from")
+
 
 def plain_bytes(result: Any) -> bytes:
     """The response as encoding its detailed wire dicts (ordinary lists) gives it."""
@@ -121,7 +124,23 @@ def test_items_of_an_unlisted_class_are_written_from_their_wire_dicts() -> None:
     class Stamped(types.TextContent):
         stamp: str = "now"
 
-    result = types.CallToolResult(content=[types.TextContent(text="a"), Stamped(text="b")])
-    wire = to_answer(result)
-    assert wire["content"].json_text() is None
-    assert encode(Response(7, wire)) == plain_bytes(result)
+    # Short, and long enough to be written in one loop (see the cut-off).
+    for count in (1, _convert.INLINE_FROM):
+        result = types.CallToolResult(content=[*[types.TextContent(text="a")] * count,
+                                               Stamped(text="b")])
+        wire = to_answer(result)
+        assert wire["content"].json_text() is None
+        assert encode(Response(7, wire)) == plain_bytes(result)
+
+
+def test_lists_either_side_of_the_cut_off_are_written_alike(inline_from: int) -> None:
+    """A short list is written item by item, a long one in one loop; both from the objects."""
+    kinds = [types.TextContent(text="t"), types.ImageContent(data="AA==", mime_type="image/png"),
+             types.TextContent(text="u", annotations=types.Annotations(priority=0.5)),
+             types.TextContent(text="v", extra={"x-new": [1]})]
+    for count in sorted({0, 1, max(inline_from - 1, 0), inline_from, inline_from + 1}):
+        result = types.CallToolResult(content=[kinds[i % 4] for i in range(count)])
+        wire = to_answer(result)
+        assert wire["content"].__class__ is DeferredList
+        assert wire["content"].json_text() is not None
+        assert encode(Response(7, wire)) == plain_bytes(result)
