@@ -43,7 +43,8 @@ from mcp_sync._wire_text import (
 )
 from mcp_sync.errors import InvalidParams
 
-__all__ = ["converter", "from_wire", "make_converter", "to_answer", "to_wire"]
+__all__ = ["converter", "from_wire", "make_converter", "prepare_decoding", "to_answer",
+           "to_wire"]
 
 T = TypeVar("T")
 _F = TypeVar("_F", bound=Callable[[Any], Any])
@@ -354,9 +355,15 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: boo
             value = {**value, _EXTRA_KEY: unknown}
         return detailed(value)
 
+    def compile_now() -> None:
+        nonlocal fast
+        if compile_fast is not None and fast is None:
+            fast = compile_fast()
+
     # Read by the union and list hooks, which compile the same decoding into their own.
     structure_class.fast_spec = (  # type: ignore[attr-defined]
         (cls, must_have) if compile_fast is not None else None)
+    structure_class.compile_now = compile_now  # type: ignore[attr-defined] # see prepare_decoding
     return structure_class
 
 
@@ -656,6 +663,29 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
     for sub in without:
         found.extend(_problems(sub, path))
     return found
+
+
+def prepare_decoding(cls: type[Any]) -> None:
+    """Compile the decoding of ``cls`` and of every class its members may hold now, rather
+    than when the first message holding each arrives.
+
+    For a caller with time to spare before a message it will surely decode: a client
+    waiting for the server's ``initialize`` answer while the server starts.
+    """
+    pending: list[Any] = [cls]
+    seen: set[Any] = set()
+    while pending:
+        tp = pending.pop()
+        if tp in seen:
+            continue
+        seen.add(tp)
+        if attrs.has(tp):
+            compile_now = getattr(converter.get_structure_hook(tp), "compile_now", None)
+            if compile_now is not None:
+                compile_now()
+            pending.extend(field.type for field in attrs.fields(tp))
+        elif _is_union(tp) or _is_list(tp) or _is_mapping(tp):
+            pending.extend(get_args(tp))
 
 
 def to_wire(obj: Any, using: cattrs.Converter = converter) -> Any:

@@ -35,7 +35,7 @@ from ._client_handlers import (
     normalize_roots,
 )
 from ._client_requests import RequestMethods
-from ._convert import from_wire
+from ._convert import from_wire, prepare_decoding
 from ._engine import Engine, IncomingRequest, ProgressCallback
 from ._protocol import Role, Session
 from ._threads import ThreadGroup, WorkerPool
@@ -259,6 +259,9 @@ class Client(RequestMethods):
     def _initialize(self) -> None:
         future = self._engine.start_request(
             lambda session: session.initialize_request(), timeout=self.timeout)
+        # While the server starts (a spawned one takes a hundred milliseconds and more),
+        # not once its answer is here.
+        prepare_decoding(types.InitializeResult)
         result = self._wait(future, self.timeout)
         self._init_result = from_wire(result, types.InitializeResult)
         self._engine.notify("notifications/initialized")

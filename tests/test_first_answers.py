@@ -1,4 +1,5 @@
-"""A connection's first answers build only the code for what they hold.
+"""A connection's first answers build only the code for what they hold, and a client
+builds what it needs to read the ``initialize`` answer while it waits for it.
 
 The decoding and encoding of each wire class is compiled when first needed. A one-item tool
 result must not compile the code for the other kinds of content, nor the one-loop form of
@@ -78,3 +79,49 @@ def test_a_long_list_compiles_its_one_loop_forms() -> None:
         "<mcp_sync fast structure consuming list of TextContent|ImageContent|AudioContent|"
         "EmbeddedResource>",
     ]
+
+
+WAITING_CLIENT = """
+import builtins, json, sys, threading
+from mcp_sync import Client
+from mcp_sync.transports.memory import memory_pair
+
+prepared = threading.Event()
+answered = threading.Event()
+compiled_after_answer = []
+real_compile = builtins.compile
+
+def watching_compile(source, filename, *args, **kwargs):
+    code = real_compile(source, filename, *args, **kwargs)
+    if filename == "<mcp_sync fast structure InitializeResult>":
+        prepared.set()
+    if answered.is_set():
+        compiled_after_answer.append(str(filename))
+    return code
+
+builtins.compile = watching_compile
+client_end, server_end = memory_pair()
+connected = []
+connecting = threading.Thread(target=lambda: connected.append(Client(client_end, timeout=30)))
+connecting.start()
+request = json.loads(server_end.read_frame(timeout=30))
+# The client prepares its decoding of the answer before the answer exists.
+ready_early = prepared.wait(10)
+answered.set()
+server_end.write_frame(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
+    "protocolVersion": request["params"]["protocolVersion"], "capabilities": {"tools": {}},
+    "serverInfo": {"name": "slow", "version": "1"}}}).encode())
+assert json.loads(server_end.read_frame(timeout=30))["method"] == "notifications/initialized"
+connecting.join(30)
+late = [label for label in compiled_after_answer if "fast structure" in label]
+print(json.dumps([ready_early, connected[0].server_info.name, late]))
+connected[0].close()
+server_end.close()
+"""
+
+
+def test_a_client_prepares_to_read_the_initialize_answer_while_it_waits_lifecycle_2() -> None:
+    done = subprocess.run([sys.executable, "-c", WAITING_CLIENT], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    # Its members' classes too: reading the answer compiled no decoding.
+    assert json.loads(done.stdout) == [True, "slow", []]
