@@ -47,7 +47,7 @@ __all__ = ["converter", "from_wire", "make_converter", "prepare_decoding", "to_a
            "to_wire"]
 
 T = TypeVar("T")
-_F = TypeVar("_F", bound=Callable[[Any], Any])
+_F = TypeVar("_F", bound=Callable[..., Any])
 StructureHook = Callable[[Any, Any], Any]
 UnstructureHook = Callable[[Any], Any]
 
@@ -178,6 +178,22 @@ def _literal_hook(literal: Any) -> StructureHook:
         raise _BadValue(f"expected one of {listed}, got {value!r}")
 
     return structure_literal
+
+
+class _ByClass(dict[type[Any], _F]):
+    """A function for each of a list's item classes, made when an item of it first comes;
+    a KeyError for any other class."""
+
+    def __init__(self, classes: tuple[type[Any], ...], make: Callable[[type[Any]], _F]) -> None:
+        super().__init__()
+        self._classes = frozenset(classes)
+        self._make = make
+
+    def __missing__(self, cls: type[Any]) -> _F:
+        if cls not in self._classes:
+            raise KeyError(cls)
+        made = self[cls] = self._make(cls)  # a race between threads only makes it twice
+        return made
 
 
 # --- Container hooks -----------------------------------------------------------------------
@@ -423,21 +439,10 @@ def _tag_hook(
     fallback = next((member for member, tag in tags.items() if tag is None), None)
     # Each member's hook is made when an item of it first comes (see _list_hook): a
     # content item of one kind then leaves the other kinds' decoding unbuilt.
-    hooks: dict[type[Any], StructureHook] = {}
+    hooks: _ByClass[StructureHook] = _ByClass(tuple(tags), conv.get_structure_hook)
     expected = ", ".join(repr(tag) for tag in table)
 
-    def hook_of(cls: type[Any]) -> StructureHook:
-        hook = hooks.get(cls)
-        if hook is None:  # a race between threads only makes it twice
-            hook = hooks[cls] = conv.get_structure_hook(cls)
-        return hook
-
     def by_tag(value: Any, _: Any) -> Any:
-        if value.__class__ is dict:
-            tag = value.get(key)
-            cls = table.get(tag) if tag.__class__ is str else None
-            if cls is not None:
-                return hook_of(cls)(value, cls)
         if not isinstance(value, dict):
             raise _fail("object", value)
         tag = value.get(key)
@@ -449,12 +454,12 @@ def _tag_hook(
                 problem = _BadValue(f"expected one of {expected}, got {tag!r}")
                 _raise_at_field(union, key, str, problem)
             cls = fallback
-        return hook_of(cls)(value, cls)
+        return hooks[cls](value, cls)
 
     def fast_specs_by_tag() -> tuple[str, dict[str | None, tuple[type[Any], str | None]]]:
         """For a list's one-loop form: every tagged member with a fast path."""
         return key, {tag: spec for tag, member in table.items()
-                     if (spec := getattr(hook_of(member), "fast_spec", None)) is not None}
+                     if (spec := getattr(hooks[member], "fast_spec", None)) is not None}
 
     by_tag.fast_specs_by_tag = fast_specs_by_tag  # type: ignore[attr-defined]
     return by_tag
@@ -503,22 +508,6 @@ def _unstructure_union_hook(conv: cattrs.Converter, union: Any) -> UnstructureHo
     return unstructure_union
 
 
-class _ByClass(dict[type[Any], _F]):
-    """A function for each of a list's item classes, made when an item of it first comes;
-    a KeyError for any other class."""
-
-    def __init__(self, classes: tuple[type[Any], ...], make: Callable[[type[Any]], _F]) -> None:
-        super().__init__()
-        self._classes = frozenset(classes)
-        self._make = make
-
-    def __missing__(self, cls: type[Any]) -> _F:
-        if cls not in self._classes:
-            raise KeyError(cls)
-        made = self[cls] = self._make(cls)  # a race between threads only makes it twice
-        return made
-
-
 def _unwritable(obj: Any) -> str:
     raise Unlisted(f"no JSON text is compiled for {obj.__class__.__name__}")
 
@@ -534,15 +523,17 @@ def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> Unstructur
     plain: _ByClass[UnstructureHook] = _ByClass(
         members, lambda m: getattr(by_class[m], "plain", by_class[m]))
     identities = (identity, _keep)
+    # The member of each class never left out: its discriminator, if it has one.
+    never_omitted = {m: (_discriminator(m) or (None,))[0] for m in members}
     item_writers: _ByClass[ItemText] = _ByClass(members, lambda m: compile_item_text(
-        m, (_discriminator(m) or (None,))[0], by_class[m], conv.get_unstructure_hook,
-        _wire_name, identities) or _unwritable)
+        m, never_omitted[m], by_class[m], conv.get_unstructure_hook, _wire_name,
+        identities) or _unwritable)
     list_writers: list[ListText | None] = []
 
     def list_writer() -> ListText | None:
         if not list_writers:  # a race between threads only compiles it twice
             list_writers.append(compile_list_text(
-                [(m, (_discriminator(m) or (None,))[0], by_class[m]) for m in members],
+                [(m, never_omitted[m], by_class[m]) for m in members],
                 conv.get_unstructure_hook, _wire_name, identities))
         return list_writers[0]
 

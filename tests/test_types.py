@@ -12,7 +12,6 @@ import base64
 import inspect
 import json
 import re
-from pathlib import Path
 from typing import Any, get_args
 
 import attrs
@@ -25,19 +24,10 @@ from mcp_sync._convert import from_wire, to_wire
 from mcp_sync._model import Model, use_fast_inits
 from mcp_sync.errors import ErrorCode, InvalidParams
 
+from .conftest import SPEC_DIR
 
-def _schema_file() -> Path:
-    # The repository sits next to shared/ (../shared from the repo root); CI clones it
-    # into another folder with a copy of shared/ beside it, so look relative to this file.
-    here = Path(__file__).resolve()
-    for base in (here.parents[2], here.parents[1]):
-        candidate = base / "shared" / "spec" / "schema-2025-03-26.json"
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError("shared/spec/schema-2025-03-26.json not found beside the repo")
-
-
-SCHEMA_FILE = _schema_file()
+# Found by conftest: beside the repository, or where MCP_SYNC_SPEC_DIR points.
+SCHEMA_FILE = SPEC_DIR / "schema-2025-03-26.json"
 DEFS: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))["definitions"]
 
 TEXT = "Zürich ✓"
