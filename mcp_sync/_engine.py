@@ -6,11 +6,13 @@ Theory of operation
 * **One reader at a time** blocks in ``transport.read()``. For each message it asks the
   session what the message means and acts: it completes the Future of a response, hands a
   request to the worker pool, queues a notification for the notifier, or writes the
-  session's own answer (``ping``, ``initialize``, errors). It never runs user code while
-  it is the reader. The reading is the pool's relay (``WorkerPool.pass_relay``): when a
-  request arrives and nothing else waits to be read, the thread that read it hands the
-  reading to an idle worker and serves the request itself, so a sequential call has no
-  thread hand-off between its request being read and being served.
+  session's own answer (``ping``, ``initialize``, errors). The reading is the pool's
+  relay (``WorkerPool.serve_holding``): when a request arrives and nothing else waits to
+  be read, the thread that read it serves it, under its worker's name, while an idle
+  worker stands by. A request served within ``_threads.HOLD_FOR`` (2 ms) costs no thread
+  hand-off at all, and the same thread reads on. Past that, or as soon as the handler
+  sends a request of its own (whose answer must be read), the standby takes the reading
+  on, so a long handler never holds up what the peer sends meanwhile by more than that.
 * **The pending table** maps each request id we sent to a
   :class:`~mcp_sync._deadlines.Call` holding its ``concurrent.futures.Future``. The id
   is registered before the request is written, so an answer can never arrive for an
@@ -73,7 +75,7 @@ from ._protocol import (
     ResponseReceived,
     Session,
 )
-from ._threads import ThreadGroup, WorkerPool
+from ._threads import Held, ThreadGroup, WorkerPool
 from .errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -279,6 +281,9 @@ class Engine:
             call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
             self._pending[request.id] = call
             self._watchdog.schedule(call)
+        # Served on the reading thread, a handler that now waits for the peer's answer
+        # must let another thread read it.
+        self._workers.pass_held()
         try:
             self._send_call(call, request, timeout, related_to)
         except BaseException as exc:
@@ -383,10 +388,12 @@ class Engine:
                     self._receive(incoming, None, here)
                     if here:
                         request = here.pop()
-                        if (not self.transport.has_buffered()
-                                and self._workers.pass_relay(self._read_loop, self._serve,
-                                                             request)):
-                            return
+                        if not self.transport.has_buffered():
+                            held = self._workers.serve_holding(self._serve, request)
+                            if held is Held.PASSED:
+                                return
+                            if held is Held.KEPT:
+                                continue
                         self._dispatch(request)
         except McpError as exc:
             cause = exc

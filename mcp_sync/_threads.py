@@ -8,13 +8,15 @@ may block forever; it must never keep the interpreter from exiting.
 from __future__ import annotations
 
 import collections
+import enum
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LazyEvent", "ThreadGroup", "WorkerPool"]
+__all__ = ["Held", "LazyEvent", "ThreadGroup", "WorkerPool"]
 
 log = logging.getLogger("mcp_sync.threads")
 _serial = itertools.count(1)
@@ -66,18 +68,59 @@ class ThreadGroup:
         return alive
 
 
+#: How long a request may be served on the thread that read it before another worker
+#: takes the reading on. Longer saves more wake-ups under a steady stream of calls;
+#: shorter bounds how late a message that arrives meanwhile (a cancellation, another
+#: caller's request) is read.
+HOLD_FOR = 0.002
+
 _STOP = object()
+# A task that is not one: "stand by for a hold of the relay" (see WorkerPool.serve_holding).
+_GUARD = object()
 
 
 class _Idle:
-    """An idle worker, parked until a task is put in its hands."""
+    """A worker between tasks, parked until a task is put in its hands.
 
-    __slots__ = ("task", "wake")
+    ``wake`` is released once for each task put in ``task`` while it was empty; a task put
+    over one not yet taken replaces it without a second release. A worker ``guarding``
+    waits with a timeout, to take the relay from a hold that lasts too long.
+    """
+
+    __slots__ = ("guarding", "holds_seen", "task", "wake")
 
     def __init__(self) -> None:
         self.task: Any = None
         self.wake = threading.Lock()
         self.wake.acquire()
+        self.guarding = False
+        self.holds_seen = -1
+
+    def give(self, task: Any) -> threading.Lock | None:
+        """Put ``task`` in this worker's hands (pool lock held); the lock to release after."""
+        pending = self.task is not None
+        self.task = task
+        return None if pending else self.wake
+
+
+class Held(enum.Enum):
+    """What came of :meth:`WorkerPool.serve_holding`."""
+
+    KEPT = "kept"  # served; the relay is still the caller's, to run on
+    PASSED = "passed"  # served; meanwhile another worker took the relay
+    REFUSED = "refused"  # nothing run; the caller keeps the relay and submits instead
+
+
+class _Hold:
+    """A request served by the thread running the relay, while a successor stands by."""
+
+    __slots__ = ("due", "ident", "successor", "taken")
+
+    def __init__(self, due: float, successor: _Idle) -> None:
+        self.due = due
+        self.successor = successor
+        self.ident = threading.get_ident()
+        self.taken = False
 
 
 class WorkerPool:
@@ -93,10 +136,16 @@ class WorkerPool:
     its stack and its connection (an HTTP client sends on the sending thread's
     connection, which a threaded server serves on one thread) still warm. Handed round the
     idle workers in turn, 20 sequential calls after a burst went out from 11 threads.
+
+    The pool may carry a *relay* (:meth:`start_relay`): a task that needs no place, a
+    reader blocked until there is work. Whoever runs it may serve what it read itself
+    with :meth:`serve_holding` while an idle worker stands by to take the relay on,
+    which it does when the serving lasts ``hold_for`` seconds or calls
+    :meth:`pass_held`. A short request is then served with no thread woken at all.
     """
 
     def __init__(self, group: ThreadGroup, role: str, max_workers: int,
-                 max_queued: int | None = None) -> None:
+                 max_queued: int | None = None, hold_for: float | None = None) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
         self._max_queued = max_queued
@@ -117,25 +166,30 @@ class WorkerPool:
         self._waiting_for_place = 0
         self._place_freed = threading.Condition(self._lock)
         self._closed = False
+        self._relay: tuple[Callable[[], None], tuple[()], bool] | None = None
         self._relay_name = ""
         self._own = threading.local()  # a worker's own name, while it runs the relay
+        self._hold_for = HOLD_FOR if hold_for is None else hold_for
+        self._hold: _Hold | None = None
+        self._holds = 0  # how many holds began: a standby still needed stays on guard
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed, or
         while ``max_queued`` tasks already wait for a worker."""
+        wake = None
         with self._lock:
             if self._closed:
                 return False
             if self._idle and not self._queue:
-                idle = self._idle.pop()
-                idle.task = (fn, args, True)
-                idle.wake.release()
-                return True
-            if self._max_queued is not None and len(self._queue) >= self._max_queued:
-                return False
-            self._queue.append((fn, args, True))
-            if self._workers < self._max_threads:
-                self._start_worker()
+                wake = self._idle.pop().give((fn, args, True))
+            else:
+                if self._max_queued is not None and len(self._queue) >= self._max_queued:
+                    return False
+                self._queue.append((fn, args, True))
+                if self._workers < self._max_threads:
+                    self._start_worker()
+        if wake is not None:
+            wake.release()
         return True
 
     def queued(self) -> int:
@@ -143,10 +197,10 @@ class WorkerPool:
         with self._lock:
             return len(self._queue)
 
-    def _start_worker(self, first: Any = None) -> None:
+    def _start_worker(self, first: Any = None, idle: _Idle | None = None) -> None:
         self._workers += 1
         try:
-            self._group.start(f"{self._role}-{self._workers}", self._work, first)
+            self._group.start(f"{self._role}-{self._workers}", self._work, first, idle)
         except BaseException:
             self._workers -= 1
             raise
@@ -154,54 +208,86 @@ class WorkerPool:
     def start_relay(self, fn: Callable[[], None], role: str = "reader") -> None:
         """Start ``fn``, the pool's relay, on a worker of its own.
 
-        The relay is a task that needs no place: a reader, blocked until there is work.
-        Whoever runs it may hand it on to another worker with :meth:`pass_relay` and turn
-        to that work itself. The pool keeps one thread beyond ``max_workers`` for it.
-        The worker running the relay goes by ``role`` meanwhile (a thread dump then shows
-        which one is reading), and by its own name again when it serves.
+        The pool keeps one thread beyond ``max_workers`` for it. The worker running the
+        relay goes by ``role`` meanwhile (a thread dump then shows which one is reading),
+        and by its own name again once another worker has taken the relay on.
         """
         with self._lock:
             self._max_threads += 1
             self._relay_name = self._group.name(role)
-            self._start_worker((fn, (), False))
+            self._relay = (fn, (), False)
+            self._start_worker(self._relay)
 
-    def pass_relay(self, relay: Callable[[], None], fn: Callable[..., Any], *args: Any) -> bool:
-        """From the thread running the relay: hand ``relay`` to another worker, then run
-        ``fn(*args)`` here, in one of the ``max_workers`` places.
+    def serve_holding(self, fn: Callable[..., Any], *args: Any) -> Held:
+        """From the thread running the relay: run ``fn(*args)`` here, in one of the
+        ``max_workers`` places, while an idle worker stands by.
 
-        A request served this way runs on the thread that read it, with no hand-off in
-        between; the next message is read by the worker that took the relay, woken while
-        this one serves. False, with nothing done, when the pool is closed, tasks wait,
-        every place is taken or no worker is free for the relay; the caller then keeps
-        the relay and submits ``fn`` instead.
+        The standby takes the relay on (runs it anew) if ``fn`` is still running after
+        ``hold_for`` seconds, or at once when ``fn`` calls :meth:`pass_held`. Returns
+        KEPT when ``fn`` ended first: the caller carries on with the relay, and no thread
+        was woken. Returns PASSED when the relay was taken on: the caller must return
+        from it. REFUSED, with nothing run, when the pool is closed, tasks wait, every
+        place is taken or no worker can stand by.
         """
         wake = None
         with self._lock:
-            if (self._closed or self._waiting_for_place or self._queue
-                    or not self._free_places):
-                return False
+            if (self._closed or self._relay is None or self._waiting_for_place
+                    or self._queue or not self._free_places):
+                return Held.REFUSED
             if self._idle:
-                idle = self._idle.pop()
-                idle.task = (relay, (), False)
-                wake = idle.wake
+                successor = self._idle.pop()
+                if not successor.guarding:
+                    wake = successor.give(_GUARD)
             elif self._workers < self._max_threads:
-                self._start_worker((relay, (), False))
+                successor = _Idle()
+                self._start_worker(_GUARD, successor)
             else:
-                return False
+                return Held.REFUSED
             self._free_places -= 1
+            self._holds += 1
+            hold = self._hold = _Hold(time.monotonic() + self._hold_for, successor)
         if wake is not None:
             wake.release()
+        # Serving, a worker goes by its own name, as it would on any worker.
         own_name = getattr(self._own, "name", None)
-        if own_name is not None:  # a worker of this pool, reading as the relay until now
+        if own_name is not None:
             threading.current_thread().name = own_name
         try:
             fn(*args)
-        except BaseException:  # the relay has gone on; this thread's task must end quietly
+        except BaseException:  # the relay may have gone on; this task must end quietly
             log.exception("unhandled error in %s task", self._role)
         finally:
+            wake = None
             with self._lock:
                 self._give_back_place()
-        return True
+                self._hold = None
+                if not hold.taken and not self._closed:
+                    if self._queue:  # queued while every worker was busy: one is free now
+                        wake = successor.give(self._queue.popleft())
+                    else:
+                        self._idle.append(successor)
+            if wake is not None:
+                wake.release()
+        if hold.taken:
+            return Held.PASSED
+        if own_name is not None:
+            threading.current_thread().name = self._relay_name
+        return Held.KEPT
+
+    def pass_held(self) -> None:
+        """From a thread serving in :meth:`serve_holding`: let the standby take the relay
+        on now, because this thread is about to wait for what only a reader brings (the
+        answer to a request it sends). Does nothing on any other thread."""
+        hold = self._hold
+        if hold is None or hold.ident != threading.get_ident():
+            return
+        with self._lock:
+            if self._hold is not hold or hold.taken or self._relay is None:
+                return
+            hold.taken = True
+            wake = hold.successor.give(self._relay)
+        if wake is not None:
+            wake.release()
 
     def _next_task(self, idle: _Idle) -> Any:
         """The next task for this worker, waiting idle for one; _STOP when it is to end."""
@@ -211,17 +297,51 @@ class WorkerPool:
             if self._closed:
                 return _STOP
             self._idle.append(idle)
-        idle.wake.acquire()
-        task, idle.task = idle.task, None
-        return task
+        return self._await_task(idle)
 
-    def _work(self, task: Any) -> None:
-        idle = _Idle()
+    def _await_task(self, idle: _Idle) -> Any:
+        """Wait for a task put in ``idle``'s hands. While guarding a hold, wake when it is
+        due and take the relay on; stay on guard while holds keep coming, then park."""
+        # None: look at the pool before waiting at all (a standby just started); -1: wait
+        # with no timeout.
+        timeout: float | None = None if idle.guarding else -1.0
+        while True:
+            if timeout is not None and idle.wake.acquire(timeout=timeout):
+                task, idle.task = idle.task, None
+                if task is not _GUARD:
+                    idle.guarding = False
+                    return task
+                idle.guarding = True
+            with self._lock:
+                if idle.task is not None:  # given a task as the wait ended: it is coming
+                    timeout = -1.0
+                    continue
+                hold = self._hold
+                if hold is not None and hold.successor is idle and not hold.taken:
+                    now = time.monotonic()
+                    if now >= hold.due and self._relay is not None and not self._closed:
+                        idle.guarding = False
+                        hold.taken = True
+                        return self._relay
+                    timeout = max(hold.due - now, 1e-4)
+                elif idle.guarding and idle.holds_seen != self._holds and not self._closed:
+                    idle.holds_seen = self._holds
+                    timeout = self._hold_for
+                else:
+                    idle.guarding = False
+                    timeout = -1.0
+
+    def _work(self, task: Any, idle: _Idle | None = None) -> None:
+        if idle is None:
+            idle = _Idle()
         me = threading.current_thread()
         self._own.name = own_name = me.name
         while True:
             if task is None:
                 task = self._next_task(idle)
+            elif task is _GUARD:
+                idle.guarding = True
+                task = self._await_task(idle)
             if task is _STOP:
                 return
             fn, args, placed = task
@@ -284,9 +404,13 @@ class WorkerPool:
                 return
             self._closed = True
             idle, self._idle = self._idle, []
-        for worker in idle:
-            worker.task = _STOP
-            worker.wake.release()
+            hold = self._hold
+            if hold is not None and not hold.taken:
+                idle.append(hold.successor)
+            wakes = [worker.give(_STOP) for worker in idle]
+        for wake in wakes:
+            if wake is not None:
+                wake.release()
 
 
 class LazyEvent:

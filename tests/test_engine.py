@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import mcp_sync._threads as threads_module
 from mcp_sync import Client, Context, Server, types
 from mcp_sync._engine import Engine, IncomingRequest
 from mcp_sync._protocol import Role, Session
@@ -620,6 +621,44 @@ def test_nested_request_while_the_client_waits_jsonrpc_15(server: Server) -> Non
         assert _text(client.call_tool("nested")) == "nested ping answered"
         futures = [client.call_tool_async("nested") for _ in range(8)]
         assert [_text(f.result(10)) for f in futures] == ["nested ping answered"] * 8
+
+
+@pytest.mark.timeout(20)
+def test_a_handler_served_where_it_was_read_can_wait_for_its_own_request(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request is served on the thread that read it; when its handler sends a request
+    of its own, the reading moves on at once. With the hold longer than the test's
+    timeout, nothing else could bring the answer in."""
+    monkeypatch.setattr(threads_module, "HOLD_FOR", 3600.0)
+    with connected(server, timeout=10) as (client, _):
+        assert _text(client.call_tool("nested")) == "nested ping answered"
+        assert _text(client.call_tool("nested")) == "nested ping answered"
+
+
+@pytest.mark.timeout(20)
+def test_sequential_requests_are_served_by_one_thread_that_reads_them_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No thread hand-off on a short sequential call: the thread that read a request
+    served it (under a worker's name) and read the next. (The hold is made long so that a
+    slow host cannot make a call outlast it.)"""
+    monkeypatch.setattr(threads_module, "HOLD_FOR", 3600.0)
+    served_on: list[threading.Thread] = []
+    made = Server("one-thread", version="1.0.0")
+
+    @made.tool()
+    def where() -> str:
+        served_on.append(threading.current_thread())
+        return threading.current_thread().name
+
+    with connected(made, timeout=10) as (client, connection):
+        names = {_text(client.call_tool("where")) for _ in range(20)}
+        client.ping()  # answered by the reader: by then the last serving thread reads again
+        readers = [t for t in threading.enumerate()
+                   if t.name == connection.engine._threads.name("reader")]
+    assert len(set(served_on)) == 1
+    assert len(names) == 1 and "reader" not in names.pop()
+    # Between calls it reads: the one thread is the reader once more.
+    assert readers == served_on[:1]
 
 
 @pytest.mark.timeout(20)

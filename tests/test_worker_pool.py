@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import mcp_sync._threads as threads_module
-from mcp_sync._threads import ThreadGroup, WorkerPool
+from mcp_sync._threads import Held, ThreadGroup, WorkerPool
 
 WAIT = 10.0
 # How long a test looks for something that must not happen (an event not set).
@@ -119,7 +119,9 @@ class _Parked:
             def __init__(self, lock: Any) -> None:
                 self._lock = lock
 
-            def acquire(self) -> bool:
+            def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+                if timeout >= 0:  # standing by for a hold: not parked
+                    return bool(self._lock.acquire(blocking, timeout))
                 # A worker parks after it has put itself in the idle list, under the pool's
                 # lock; from here a task submitted goes to it or to one idle before it.
                 with parked.changed:
@@ -221,12 +223,14 @@ def test_an_idle_worker_holds_nothing_of_its_last_task(group: ThreadGroup) -> No
     pool.close()
 
 
-# --- the relay: a reader that serves what it read and lets another worker read on ----------
+# --- the relay: a reader that serves what it read while a standby waits to read on --------
 
 
 class _Reader:
     """A relay reading "messages" from a queue: each is served on the thread that read it
-    when the pool lets the reading go on elsewhere, and submitted otherwise."""
+    (``serve_holding``) when the pool allows, and submitted otherwise. ``blockers`` makes
+    the serving of a message wait for an event; ``pass_held`` lets it call
+    ``pool.pass_held()`` first."""
 
     def __init__(self, pool: WorkerPool) -> None:
         self.pool = pool
@@ -235,10 +239,17 @@ class _Reader:
         self.names: dict[str, tuple[str, str]] = {}  # the thread's name reading, serving
         self.served_by: dict[str, threading.Thread] = {}
         self.served: dict[str, threading.Event] = {}
+        self.serving: dict[str, threading.Event] = {}
+        self._outcomes: dict[str, Held] = {}
+        self._decided: dict[str, threading.Event] = {}
+        self.blockers: dict[str, threading.Event] = {}
+        self.pass_held: set[str] = set()
         self.ended = threading.Event()
 
     def send(self, message: str) -> threading.Event:
         self.served[message] = threading.Event()
+        self.serving[message] = threading.Event()
+        self._decided[message] = threading.Event()
         self.inbox.put(message)
         return self.served[message]
 
@@ -250,38 +261,143 @@ class _Reader:
                 return
             self.read_by[message] = threading.current_thread()
             self.names[message] = (threading.current_thread().name, "")
-            if self.pool.pass_relay(self.relay, self.serve, message):
+            outcome = self._outcomes[message] = self.pool.serve_holding(self.serve, message)
+            self._decided[message].set()
+            if outcome is Held.PASSED:
                 return
-            assert self.pool.submit(self.serve, message)
+            if outcome is Held.REFUSED:
+                assert self.pool.submit(self.serve, message)
 
     def serve(self, message: str) -> None:
         self.served_by[message] = threading.current_thread()
         self.names[message] = (self.names[message][0], threading.current_thread().name)
+        self.serving[message].set()
+        if message in self.pass_held:
+            self.pool.pass_held()
+        if message in self.blockers:
+            assert self.blockers[message].wait(WAIT)
         self.served[message].set()
 
+    def outcome(self, message: str) -> Held:
+        """What serve_holding returned for ``message``, once it has."""
+        assert self._decided[message].wait(WAIT)
+        return self._outcomes[message]
 
-def test_a_relayed_message_is_served_where_it_was_read_and_the_next_read_elsewhere(
-        group: ThreadGroup, monkeypatch: pytest.MonkeyPatch) -> None:
-    parked = _Parked(monkeypatch)
-    pool = WorkerPool(group, "w", 2)
+    def end(self) -> None:
+        self.inbox.put(None)
+        assert self.ended.wait(WAIT)
+
+
+def _workers(group: ThreadGroup) -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate()
+            if thread.name.startswith(f"mcp_sync:{group.owner}:")}
+
+
+def test_a_short_request_is_served_where_it_was_read_and_the_reading_stays(
+        group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 2, hold_for=3600)
     reader = _Reader(pool)
     pool.start_relay(reader.relay)
     for message in ("a", "b", "c"):
         assert reader.send(message).wait(WAIT)
-        # The thread that served it sets the event before it gives its place back; the
-        # next message comes once it has (with both places still held by the two before
-        # it, "c" would rightly be queued for a free place, not served where it was read).
-        assert parked.wait_parked(reader.served_by[message])
+    reader.end()
     for message in ("a", "b", "c"):
+        assert reader.outcome(message) is Held.KEPT
         assert reader.served_by[message] is reader.read_by[message]
-        # Named as the reader while it read, by its own name again while it served.
+        # Named as the reader while it read, by its own name while it served.
         assert reader.names[message][0] == group.name("reader")
         assert reader.names[message][1].startswith(group.name("w-"))
-    # Whoever served a message had passed the reading on: the next one was read elsewhere.
+    # The reading never moved: one thread read all three.
+    assert reader.read_by["a"] is reader.read_by["b"] is reader.read_by["c"]
+    # One standby was started for the first and stood by for the others: two threads.
+    assert len(_workers(group)) == 2
+    pool.close()
+
+
+def test_a_long_serve_lets_the_standby_read_on(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 2, hold_for=0.01)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    served_a = reader.send("a")
+    # "a" is still being served, yet "b" is read (by the standby, once hold_for passed).
+    assert reader.send("b").wait(WAIT)
+    assert not served_a.is_set()
+    release_a.set()
+    assert served_a.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.PASSED
     assert reader.read_by["b"] is not reader.read_by["a"]
-    assert reader.read_by["c"] is not reader.read_by["b"]
-    reader.inbox.put(None)
-    assert reader.ended.wait(WAIT)
+    assert reader.served_by["a"] is reader.read_by["a"]
+    pool.close()
+
+
+def test_pass_held_lets_the_standby_read_on_at_once(group: ThreadGroup) -> None:
+    # hold_for is far beyond the test's timeout: only pass_held can move the reading.
+    pool = WorkerPool(group, "w", 2, hold_for=3600)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    reader.pass_held.add("a")
+    served_a = reader.send("a")
+    assert reader.send("b").wait(WAIT)
+    release_a.set()
+    assert served_a.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.PASSED
+    assert reader.read_by["b"] is not reader.read_by["a"]
+    pool.close()
+
+
+def test_pass_held_does_nothing_on_another_thread(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 2, hold_for=3600)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    served_a = reader.send("a")
+    served_b = reader.send("b")
+    pool.pass_held()  # not the serving thread: the reading stays where it is
+    assert not served_b.wait(QUIET)
+    release_a.set()
+    assert served_a.wait(WAIT) and served_b.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.KEPT
+    assert reader.read_by["b"] is reader.read_by["a"]
+    pool.close()
+
+
+def test_the_standby_parks_once_holds_stop(
+        group: ThreadGroup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between holds the standby waits with a timeout; with none for hold_for it parks
+    (waits with none): an idle connection wakes no thread."""
+    parked = _Parked(monkeypatch)
+    pool = WorkerPool(group, "w", 2, hold_for=0.01)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    assert reader.send("a").wait(WAIT)
+    standby = _workers(group) - {reader.read_by["a"]}
+    assert len(standby) == 1
+    assert parked.wait_parked(standby.pop())
+    reader.end()
+    pool.close()
+
+
+def test_a_task_queued_during_a_hold_runs_when_it_ends(group: ThreadGroup) -> None:
+    # One place: the hold has it, and the standby is the only other thread.
+    pool = WorkerPool(group, "w", 1, hold_for=3600)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    served_a = reader.send("a")
+    assert reader.serving["a"].wait(WAIT)
+    ran = threading.Event()
+    assert pool.submit(ran.set)
+    assert pool.queued() == 1
+    release_a.set()
+    assert served_a.wait(WAIT)
+    assert ran.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.KEPT
     pool.close()
 
 
@@ -296,23 +412,27 @@ def test_the_relay_stays_put_while_every_place_is_taken(group: ThreadGroup) -> N
     assert not served.wait(QUIET)  # submitted: it waits for the one place
     release.set()
     assert served.wait(WAIT)
+    assert reader.outcome("a") is Held.REFUSED
     assert reader.served_by["a"] is not reader.read_by["a"]
-    reader.inbox.put(None)  # the reading went on where it was
-    assert reader.ended.wait(WAIT)
+    reader.end()  # the reading went on where it was
     pool.close()
 
 
-def test_pass_relay_refuses_while_tasks_wait_and_once_closed(group: ThreadGroup) -> None:
+def test_serve_holding_refuses_while_tasks_wait_without_a_relay_and_once_closed(
+        group: ThreadGroup) -> None:
     pool = WorkerPool(group, "w", 1)
-    release, queued_ran = _one_running_one_waiting(pool)
-    relay_ran: list[bool] = []
     ran: list[bool] = []
-    assert not pool.pass_relay(lambda: relay_ran.append(True), lambda: ran.append(True))
+    assert pool.serve_holding(lambda: ran.append(True)) is Held.REFUSED  # no relay
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    release, queued_ran = _one_running_one_waiting(pool)
+    assert pool.serve_holding(lambda: ran.append(True)) is Held.REFUSED
     release.set()
     assert queued_ran.wait(WAIT)
+    reader.end()
     pool.close()
-    assert not pool.pass_relay(lambda: relay_ran.append(True), lambda: ran.append(True))
-    assert ran == [] and relay_ran == []
+    assert pool.serve_holding(lambda: ran.append(True)) is Held.REFUSED
+    assert ran == []
 
 
 def test_the_relay_has_one_thread_beyond_max_workers(group: ThreadGroup) -> None:
@@ -325,23 +445,41 @@ def test_the_relay_has_one_thread_beyond_max_workers(group: ThreadGroup) -> None
     assert len(set(threading.enumerate()) - before) == 2
     release.set()
     assert queued_ran.wait(WAIT)
-    reader.inbox.put(None)
-    assert reader.ended.wait(WAIT)
+    reader.end()
     pool.close()
 
 
-def test_a_relayed_task_that_raises_is_logged_and_gives_its_place_back(
+def test_a_held_task_that_raises_is_logged_and_gives_its_place_back(
         group: ThreadGroup, caplog: pytest.LogCaptureFixture) -> None:
-    pool = WorkerPool(group, "w", 1)
-    relay_ran = threading.Event()
+    pool = WorkerPool(group, "w", 1, hold_for=3600)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    outcome: list[Held] = []
 
     def fail() -> None:
         raise RuntimeError("handler bug")
 
+    # From the test's thread, standing in for the relay's: its name is left alone.
     name = threading.current_thread().name
-    assert pool.pass_relay(relay_ran.set, fail)
-    assert relay_ran.wait(WAIT)
-    assert threading.current_thread().name == name  # not a worker: its name is its own
+    outcome.append(pool.serve_holding(fail))
+    assert outcome == [Held.KEPT]
+    assert threading.current_thread().name == name
     assert "handler bug" in caplog.text
     assert pool.run_here(lambda: None)  # the place came back
+    reader.end()
     pool.close()
+
+
+def test_close_during_a_hold_stops_the_standby(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 2, hold_for=3600)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    served_a = reader.send("a")
+    assert reader.serving["a"].wait(WAIT)
+    pool.close()
+    release_a.set()
+    assert served_a.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.KEPT
+    # The group fixture then finds every thread ended: the standby too.
