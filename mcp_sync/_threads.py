@@ -162,7 +162,8 @@ class WorkerPool:
         self._workers = 0
         # A place for each task under way, on a worker or on its caller's thread (see
         # run_here); a worker that has a task but no place waits for one.
-        self._free_places = max_workers
+        self._places = self._free_places = max_workers
+        self._submitted = 0  # tasks submitted and not yet ended
         self._waiting_for_place = 0
         self._place_freed = threading.Condition(self._lock)
         self._closed = False
@@ -188,6 +189,7 @@ class WorkerPool:
                 self._queue.append((fn, args, True))
                 if self._workers < self._max_threads:
                     self._start_worker()
+            self._submitted += 1
         if wake is not None:
             wake.release()
         return True
@@ -223,7 +225,8 @@ class WorkerPool:
         ``max_workers`` places, while an idle worker stands by.
 
         The standby takes the relay on (runs it anew) if ``fn`` is still running after
-        ``hold_for`` seconds, or at once when ``fn`` calls :meth:`pass_held`. Returns
+        ``hold_for`` seconds, or at once when ``fn`` calls :meth:`pass_held`; and at once
+        if other tasks are under way, since then the reading keeps them coming. Returns
         KEPT when ``fn`` ended first: the caller carries on with the relay, and no thread
         was woken. Returns PASSED when the relay was taken on: the caller must return
         from it. REFUSED, with nothing run, when the pool is closed, tasks wait, every
@@ -234,18 +237,26 @@ class WorkerPool:
             if (self._closed or self._relay is None or self._waiting_for_place
                     or self._queue or not self._free_places):
                 return Held.REFUSED
+            # With other requests under way (or handed to workers not yet running them)
+            # the peer is likely sending more: reading on at once keeps them coming.
+            busy = self._submitted or self._free_places < self._places
+            first = self._relay if busy else _GUARD
             if self._idle:
                 successor = self._idle.pop()
-                if not successor.guarding:
-                    wake = successor.give(_GUARD)
+                if busy or not successor.guarding:
+                    wake = successor.give(first)
             elif self._workers < self._max_threads:
                 successor = _Idle()
-                self._start_worker(_GUARD, successor)
+                self._start_worker(first, successor)
             else:
                 return Held.REFUSED
             self._free_places -= 1
-            self._holds += 1
-            hold = self._hold = _Hold(time.monotonic() + self._hold_for, successor)
+            hold = _Hold(time.monotonic() + self._hold_for, successor)
+            if busy:
+                hold.taken = True
+            else:
+                self._holds += 1
+                self._hold = hold
         if wake is not None:
             wake.release()
         # Serving, a worker goes by its own name, as it would on any worker.
@@ -260,7 +271,8 @@ class WorkerPool:
             wake = None
             with self._lock:
                 self._give_back_place()
-                self._hold = None
+                if self._hold is hold:
+                    self._hold = None
                 if not hold.taken and not self._closed:
                     if self._queue:  # queued while every worker was busy: one is free now
                         wake = successor.give(self._queue.popleft())
@@ -285,6 +297,7 @@ class WorkerPool:
             if self._hold is not hold or hold.taken or self._relay is None:
                 return
             hold.taken = True
+            self._hold = None
             wake = hold.successor.give(self._relay)
         if wake is not None:
             wake.release()
@@ -322,6 +335,7 @@ class WorkerPool:
                     if now >= hold.due and self._relay is not None and not self._closed:
                         idle.guarding = False
                         hold.taken = True
+                        self._hold = None
                         return self._relay
                     timeout = max(hold.due - now, 1e-4)
                 elif idle.guarding and idle.holds_seen != self._holds and not self._closed:
@@ -369,6 +383,7 @@ class WorkerPool:
                 log.exception("unhandled error in %s task", self._role)
             finally:
                 with self._lock:
+                    self._submitted -= 1
                     self._give_back_place()
             # Not held while idle: a task's arguments may be large (an HTTP request body).
             task = fn = args = None

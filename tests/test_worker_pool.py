@@ -349,6 +349,26 @@ def test_pass_held_lets_the_standby_read_on_at_once(group: ThreadGroup) -> None:
     pool.close()
 
 
+def test_with_other_tasks_under_way_the_reading_moves_on_at_once(group: ThreadGroup) -> None:
+    pool = WorkerPool(group, "w", 3, hold_for=3600)
+    release, started = threading.Event(), threading.Event()
+    assert pool.submit(_blocked_task, started, release)
+    assert started.wait(WAIT)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    reader.blockers["a"] = release_a = threading.Event()
+    served_a = reader.send("a")
+    assert reader.send("b").wait(WAIT)  # read while "a" is served, long before hold_for
+    release_a.set()
+    release.set()
+    assert served_a.wait(WAIT)
+    reader.end()
+    assert reader.outcome("a") is Held.PASSED
+    assert reader.served_by["a"] is reader.read_by["a"]
+    assert reader.read_by["b"] is not reader.read_by["a"]
+    pool.close()
+
+
 def test_pass_held_does_nothing_on_another_thread(group: ThreadGroup) -> None:
     pool = WorkerPool(group, "w", 2, hold_for=3600)
     reader = _Reader(pool)
