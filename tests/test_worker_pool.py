@@ -246,6 +246,11 @@ class _Reader:
         self.pass_held: set[str] = set()
         self.ended = threading.Event()
 
+    def send_blocked(self, message: str) -> tuple[threading.Event, threading.Event]:
+        """Send ``message``, whose serving waits for the event returned second."""
+        self.blockers[message] = release = threading.Event()
+        return self.send(message), release
+
     def send(self, message: str) -> threading.Event:
         self.served[message] = threading.Event()
         self.serving[message] = threading.Event()
@@ -288,6 +293,15 @@ class _Reader:
         assert self.ended.wait(WAIT)
 
 
+def _relayed(group: ThreadGroup, max_workers: int,
+             hold_for: float | None = None) -> tuple[WorkerPool, _Reader]:
+    """A pool whose relay is a started ``_Reader``."""
+    pool = WorkerPool(group, "w", max_workers, hold_for=hold_for)
+    reader = _Reader(pool)
+    pool.start_relay(reader.relay)
+    return pool, reader
+
+
 def _workers(group: ThreadGroup) -> set[threading.Thread]:
     return {thread for thread in threading.enumerate()
             if thread.name.startswith(f"mcp_sync:{group.owner}:")}
@@ -295,9 +309,7 @@ def _workers(group: ThreadGroup) -> set[threading.Thread]:
 
 def test_a_short_request_is_served_where_it_was_read_and_the_reading_stays(
         group: ThreadGroup) -> None:
-    pool = WorkerPool(group, "w", 2, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
+    pool, reader = _relayed(group, 2, hold_for=3600)
     for message in ("a", "b", "c"):
         assert reader.send(message).wait(WAIT)
     reader.end()
@@ -315,11 +327,8 @@ def test_a_short_request_is_served_where_it_was_read_and_the_reading_stays(
 
 
 def test_a_long_serve_lets_the_standby_read_on(group: ThreadGroup) -> None:
-    pool = WorkerPool(group, "w", 2, hold_for=0.01)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
-    served_a = reader.send("a")
+    pool, reader = _relayed(group, 2, hold_for=0.01)
+    served_a, release_a = reader.send_blocked("a")
     # "a" is still being served, yet "b" is read (by the standby, once hold_for passed).
     assert reader.send("b").wait(WAIT)
     assert not served_a.is_set()
@@ -334,12 +343,9 @@ def test_a_long_serve_lets_the_standby_read_on(group: ThreadGroup) -> None:
 
 def test_pass_held_lets_the_standby_read_on_at_once(group: ThreadGroup) -> None:
     # hold_for is far beyond the test's timeout: only pass_held can move the reading.
-    pool = WorkerPool(group, "w", 2, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
+    pool, reader = _relayed(group, 2, hold_for=3600)
     reader.pass_held.add("a")
-    served_a = reader.send("a")
+    served_a, release_a = reader.send_blocked("a")
     assert reader.send("b").wait(WAIT)
     release_a.set()
     assert served_a.wait(WAIT)
@@ -356,8 +362,7 @@ def test_with_other_tasks_under_way_the_reading_moves_on_at_once(group: ThreadGr
     assert started.wait(WAIT)
     reader = _Reader(pool)
     pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
-    served_a = reader.send("a")
+    served_a, release_a = reader.send_blocked("a")
     assert reader.send("b").wait(WAIT)  # read while "a" is served, long before hold_for
     release_a.set()
     release.set()
@@ -370,11 +375,8 @@ def test_with_other_tasks_under_way_the_reading_moves_on_at_once(group: ThreadGr
 
 
 def test_pass_held_does_nothing_on_another_thread(group: ThreadGroup) -> None:
-    pool = WorkerPool(group, "w", 2, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
-    served_a = reader.send("a")
+    pool, reader = _relayed(group, 2, hold_for=3600)
+    served_a, release_a = reader.send_blocked("a")
     served_b = reader.send("b")
     pool.pass_held()  # not the serving thread: the reading stays where it is
     assert not served_b.wait(QUIET)
@@ -391,9 +393,7 @@ def test_the_standby_parks_once_holds_stop(
     """Between holds the standby waits with a timeout; with none for hold_for it parks
     (waits with none): an idle connection wakes no thread."""
     parked = _Parked(monkeypatch)
-    pool = WorkerPool(group, "w", 2, hold_for=0.01)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
+    pool, reader = _relayed(group, 2, hold_for=0.01)
     assert reader.send("a").wait(WAIT)
     standby = _workers(group) - {reader.read_by["a"]}
     assert len(standby) == 1
@@ -404,11 +404,8 @@ def test_the_standby_parks_once_holds_stop(
 
 def test_a_task_queued_during_a_hold_runs_when_it_ends(group: ThreadGroup) -> None:
     # One place: the hold has it, and the standby is the only other thread.
-    pool = WorkerPool(group, "w", 1, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
-    served_a = reader.send("a")
+    pool, reader = _relayed(group, 1, hold_for=3600)
+    served_a, release_a = reader.send_blocked("a")
     assert reader.serving["a"].wait(WAIT)
     ran = threading.Event()
     assert pool.submit(ran.set)
@@ -471,9 +468,7 @@ def test_the_relay_has_one_thread_beyond_max_workers(group: ThreadGroup) -> None
 
 def test_a_held_task_that_raises_is_logged_and_gives_its_place_back(
         group: ThreadGroup, caplog: pytest.LogCaptureFixture) -> None:
-    pool = WorkerPool(group, "w", 1, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
+    pool, reader = _relayed(group, 1, hold_for=3600)
     outcome: list[Held] = []
 
     def fail() -> None:
@@ -491,11 +486,8 @@ def test_a_held_task_that_raises_is_logged_and_gives_its_place_back(
 
 
 def test_close_during_a_hold_stops_the_standby(group: ThreadGroup) -> None:
-    pool = WorkerPool(group, "w", 2, hold_for=3600)
-    reader = _Reader(pool)
-    pool.start_relay(reader.relay)
-    reader.blockers["a"] = release_a = threading.Event()
-    served_a = reader.send("a")
+    pool, reader = _relayed(group, 2, hold_for=3600)
+    served_a, release_a = reader.send_blocked("a")
     assert reader.serving["a"].wait(WAIT)
     pool.close()
     release_a.set()
