@@ -3,7 +3,7 @@
 A call we sent ends without an answer when its deadline passes, when the peer's request
 it was made for is cancelled or finishes, or when its caller cancels it. This module
 does the part that is the same every time: the peer is sent ``notifications/cancelled``
-for a request it may have seen, and the caller's Future fails.
+for a request it may have seen, and the caller's answer fails.
 
 * **Deadlines.** A timed call is pushed on a heap by :meth:`Watchdog.schedule`. The heap
   is never updated in place: progress only moves ``deadline`` on the call itself, up to
@@ -21,7 +21,7 @@ for a request it may have seen, and the caller's Future fails.
 
 Locks: the engine's ``_lock`` guards the session, the pending table and the heap, and the
 watchdog's condition is built on it. Methods documented as "called with the lock held"
-expect it; everything that fails a Future or writes runs without it. The outbox takes only
+expect it; everything that fails a call or writes runs without it. The outbox takes only
 the engine's write lock, and never waits for it.
 """
 
@@ -34,11 +34,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
 import attrs
 
+from ._answer import Answer
 from ._protocol import Session
 from ._threads import ThreadGroup
 from .errors import McpError, RequestCancelled, RequestTimeout
@@ -56,7 +56,7 @@ class Call:
     """A request we sent, until it is answered or given up on."""
 
     request_id: RequestId
-    future: Future[dict[str, Any]]
+    future: Answer[dict[str, Any]]
     on_progress: Callable[[float, float | None, str | None], None] | None
     timeout: float | None
     deadline: float | None  # moved back by progress, never past hard_deadline
@@ -79,30 +79,21 @@ def first_deadlines(now: float, timeout: float | None, progress_resets_timeout: 
     return deadline, hard
 
 
-def fail(future: Future[Any], error: BaseException) -> None:
+def fail(future: Answer[Any], error: BaseException) -> None:
     """Fail ``future`` unless something completed it first."""
-    if not future.done():
-        # Not contextlib.suppress: this runs for every answer, and the context manager
-        # costs three Python calls.
-        try:
-            future.set_exception(error)
-        except InvalidStateError:
-            return  # lost a race with another completion
+    future.set_exception(error)
 
 
-def complete(future: Future[Any], result: dict[str, Any] | None,
+def complete(future: Answer[Any], result: dict[str, Any] | None,
              error: BaseException | None) -> None:
     """Complete ``future`` with the peer's answer, unless something completed it first."""
     if error is not None:
-        fail(future, error)
-    elif not future.done():
-        try:
-            future.set_result(result or {})
-        except InvalidStateError:
-            return  # lost a race with close() or a timeout
+        future.set_exception(error)
+    else:
+        future.set_result(result or {})
 
 
-def complete_late(future: Future[Any], result: dict[str, Any] | None,
+def complete_late(future: Answer[Any], result: dict[str, Any] | None,
                   error: BaseException | None, closed: Callable[[], McpError | None]) -> None:
     """Complete a call behind its progress callbacks, which may have closed the connection
     meanwhile: then the call fails as every pending call did (``closed()`` gives the
@@ -203,7 +194,7 @@ class Watchdog:
         self._canceller = canceller
         # Entries name a call by its id and are checked against ``pending`` when due. They
         # hold no Call: an answered call's entry may wait in the heap a long time, and a
-        # Call keeps its Future, and so the whole answer, alive (64 answers of 10,000
+        # Call keeps its Answer, and so the whole answer, alive (64 answers of 10,000
         # items each were once kept, and scanned by every full garbage collection).
         self._heap: list[tuple[float, int, RequestId]] = []
         self._seq = itertools.count()

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 
 * **One reader at a time** blocks in ``transport.read()``. For each message it asks the
-  session what the message means and acts: it completes the Future of a response, hands a
+  session what the message means and acts: it completes the Answer of a response, hands a
   request to the worker pool, queues a notification for the notifier, or writes the
   session's own answer (``ping``, ``initialize``, errors). The reading is the pool's
   relay (``WorkerPool.serve_holding``): when a request arrives and nothing else waits to
@@ -14,7 +14,7 @@ Theory of operation
   sends a request of its own (whose answer must be read), the standby takes the reading
   on, so a long handler never holds up what the peer sends meanwhile by more than that.
 * **The pending table** maps each request id we sent to a
-  :class:`~mcp_sync._deadlines.Call` holding its ``concurrent.futures.Future``. The id
+  :class:`~mcp_sync._deadlines.Call` holding its :class:`~mcp_sync._answer.Answer`. The id
   is registered before the request is written, so an answer can never arrive for an
   unknown id.
 * **Workers** (a bounded pool) run request handlers. A handler may itself send a request
@@ -60,9 +60,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from typing import Any
 
+from ._answer import Answer
 from ._deadlines import Call, Canceller, Watchdog, complete, complete_late, fail, first_deadlines
 from ._incoming import BatchReply, IncomingRequest
 from ._protocol import (
@@ -227,14 +227,14 @@ class Engine:
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
-    ) -> Future[dict[str, Any]]:
-        """Send a request; the Future holds its result dict or the error to raise.
+    ) -> Answer[dict[str, Any]]:
+        """Send a request; the Answer holds its result dict or the error to raise.
 
         ``related_to`` names the peer's request that this one is part of (a tool asking
         the client for sampling); transports that keep a channel per request use it.
         The call is cancelled (RequestCancelled, and the peer is told) when that request
         is cancelled or its handler finishes first; if that has already happened, the
-        Future fails at once and nothing is sent.
+        Answer fails at once and nothing is sent.
 
         With ``timeout`` the call fails with RequestTimeout when it passes, and the peer is
         sent ``notifications/cancelled``. Progress pushes the deadline back by ``timeout``
@@ -260,9 +260,9 @@ class Engine:
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
-    ) -> Future[dict[str, Any]]:
+    ) -> Answer[dict[str, Any]]:
         """Like :meth:`request`, with the request built by the session under our lock."""
-        future: Future[dict[str, Any]] = Future()
+        future: Answer[dict[str, Any]] = Answer()
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()

@@ -21,6 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
+from ._answer import Answer
 from ._client_handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -329,8 +330,8 @@ class Client(RequestMethods):
         return self._typed_async(self._send(method, params, timeout, on_progress), _same)
 
     def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-              on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
-        # The engine's own Future: completed on the reader thread, so never handed out.
+              on_progress: ProgressCallback | None) -> Answer[dict[str, Any]]:
+        # The engine's own Answer: completed on the reader thread, so never handed out.
         return self._engine.request(
             method, params, timeout=self.timeout if timeout is None else timeout,
             on_progress=on_progress, max_timeout=self.max_timeout)
@@ -396,7 +397,7 @@ class Client(RequestMethods):
                 log.warning("could not restore %s %s in the new session: %s",
                             method, params, exc)
 
-    def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
+    def _wait(self, future: Answer[dict[str, Any]], timeout: float) -> dict[str, Any]:
         # The engine's watchdog ends every call at its deadline; the margin only guards
         # against the watchdog itself being gone.
         try:
@@ -406,11 +407,11 @@ class Client(RequestMethods):
                 raise
             raise RequestTimeout("no answer from the server") from None
 
-    def _typed_async(self, future: Future[dict[str, Any]],
+    def _typed_async(self, future: Answer[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
         outer: Future[T] = Future()
 
-        def transfer(done: Future[dict[str, Any]]) -> None:
+        def transfer(done: Answer[dict[str, Any]]) -> None:
             if not outer.set_running_or_notify_cancel():
                 return
             error = done.exception()
@@ -422,7 +423,7 @@ class Client(RequestMethods):
             except Exception as exc:
                 outer.set_exception(exc)
 
-        def dispatch(done: Future[dict[str, Any]]) -> None:
+        def dispatch(done: Answer[dict[str, Any]]) -> None:
             # Never run user callbacks on the reader thread that completed ``done``.
             try:
                 if self._callback_executor is not None:
