@@ -84,8 +84,12 @@ class _Names:
 
 
 def _body(cls: type[Any], names: _Names, hooks: HookLookup,
-          wire_name: Callable[[str], str], must_have: str | None) -> list[str] | None:
+          wire_name: Callable[[str], str], must_have: str | None,
+          tag: tuple[str, str] | None = None) -> list[str] | None:
     """Lines that decode the dict ``value`` into a new instance ``obj`` of ``cls``.
+
+    ``tag`` is the wire member already matched to a value by the caller's code, and that
+    value: the member takes the class's own copy of it with no lookup.
 
     A dict holding only the members that must be there (most items of a large result:
     ``{"type": "text", "text": ...}``) takes a shorter branch: with that many keys, all of
@@ -113,7 +117,13 @@ def _body(cls: type[Any], names: _Names, hooks: HookLookup,
         var = f"v{index}"
         wire = repr(wire_name(field.name))
         checks = _check_lines(var, field.type, names, hooks)
-        if field.default is attrs.NOTHING or field.name == must_have:
+        if tag is not None and wire_name(field.name) == tag[0] and tag[1] in get_args(
+                field.type):
+            required += 1
+            declared = names.add(get_args(field.type)[get_args(field.type).index(tag[1])])
+            for branch in (general, only_required):
+                branch.append(f"{var} = {declared}")
+        elif field.default is attrs.NOTHING or field.name == must_have:
             required += 1
             for branch in (general, only_required):
                 branch.append(f"{var} = value[{wire}]")
@@ -206,7 +216,8 @@ def compile_list_structure(
     if tag_key is not None:
         lines.append(f"        tag = value[{tag_key!r}]")
     for index, (tag, (cls, must_have)) in enumerate(members.items()):
-        body = _body(cls, names, hooks, wire_name, must_have)
+        body = _body(cls, names, hooks, wire_name, must_have,
+                     None if tag_key is None or tag is None else (tag_key, tag))
         if body is None:
             return None
         if tag_key is None:

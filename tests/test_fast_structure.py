@@ -260,11 +260,19 @@ def test_consuming_decode_puts_back_what_it_used_up(wire: dict[str, Any]) -> Non
         assert used_up or decode(given, cls, converter) == decode(wire, cls, converter)
 
 
-def test_decoded_items_share_the_declared_tag_string() -> None:
+@pytest.mark.parametrize("consume", [False, True])
+def test_decoded_items_share_the_declared_tag_string(inline_from: int, consume: bool) -> None:
     """json.loads makes a fresh "text" per item; a large result keeps one, not 10,000."""
-    text = json.dumps({"content": [{"type": "text", "text": f"item {i}"} for i in range(3)]})
-    items = from_wire(json.loads(text), types.CallToolResult).content
-    assert all(item.type is items[0].type for item in items)
+    declared = types.TextContent(text="").type
+    content = [{"type": "text", "text": "item"},
+               {"type": "image", "data": "AA==", "mimeType": "image/png"}] * 3
+    content.append({"type": "text", "text": "with annotations", "annotations": {}})
+    text = json.dumps({"content": content})
+    items = from_wire(json.loads(text), types.CallToolResult, consume=consume).content
+    assert [item.type for item in items] == [item["type"] for item in content]
+    assert all(item.type is declared for item in items if item.type == "text")
+    assert all(item.type is types.ImageContent(data="", mime_type="").type
+               for item in items if item.type == "image")
     with pytest.raises(InvalidParams, match="type"):
         from_wire({"type": "texts", "text": "x"}, types.TextContent)
 
