@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from ._model import Model
+from ._model import Model, use_fast_inits
 from .jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 __all__ = [
@@ -85,3 +85,7 @@ Event: TypeAlias = (
     "Reply | RequestReceived | NotificationReceived | ResponseReceived | CancelRequested"
     " | ProgressReceived | Ignored"
 )
+
+# Made for every message sent or received: the slot-setting __init__ the wire types have
+# (a Request 1.0 to 0.45 µs, timeit).
+use_fast_inits()

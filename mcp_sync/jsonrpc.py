@@ -20,7 +20,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 import attrs
 
-from ._model import Model
+from ._model import Model, use_fast_inits
 from ._wire_text import DeferredList, dump, dump_ascii
 from .errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
@@ -333,3 +333,7 @@ def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | N
 def _short(exc: BaseException) -> str:
     text = str(exc)
     return text if len(text) <= 200 else text[:197] + "..."
+
+# Made for every message sent or received: the slot-setting __init__ the wire types have
+# (a Request 1.0 to 0.45 µs, timeit).
+use_fast_inits()
