@@ -528,6 +528,56 @@ def test_line_reader_lines_limits_and_eof_stdio_8() -> None:
         os.close(read_fd)
 
 
+@pytest.mark.timeout(10)
+def test_line_reader_one_line_per_read_stdio_8() -> None:
+    """Each read bringing exactly one line (a sequential exchange) takes the short way;
+    it keeps every rule of the long one: CRLF, blank lines, the size limit, and a line
+    that began in an earlier read."""
+    read_fd, write_fd = os.pipe()
+    reader = LineReader(read_fd, max_size=100)
+
+    def one_read(data: bytes) -> None:
+        os.write(write_fd, data)
+
+    try:
+        one_read(b'{"a": 1}\n')
+        assert reader.read_line() == b'{"a": 1}'
+        assert not reader.has_line()
+        one_read(b"crlf\r\n")
+        assert reader.read_line() == b"crlf"
+        one_read(b" \r\n")  # blank: skipped, and the next read's line returned
+        writer = threading.Thread(target=one_read, args=(b"after blank\n",),
+                                  name="test:feeder")
+        writer.start()
+        assert reader.read_line() == b"after blank"
+        writer.join(5)
+        one_read(b"z" * 101 + b"\n")
+        oversized = reader.read_line()
+        assert not isinstance(oversized, bytes) and oversized is not None
+        assert oversized.size == 101
+        one_read(b"z" * 100 + b"\n")  # at the limit is allowed
+        assert reader.read_line() == b"z" * 100
+        one_read(b"par")
+        assert not reader.has_line()
+        one_read(b"tial\n")  # completes a line begun before: the long way
+        assert reader.read_line() == b"partial"
+        # Longer than a pipe holds: read in pieces, each discarded, the last one the
+        # line's end alone; its size counts every piece.
+        writer = threading.Thread(target=one_read, args=(b"w" * 300_000 + b"\n",),
+                                  name="test:feeder")
+        writer.start()
+        streamed = reader.read_line()
+        writer.join(5)
+        assert not isinstance(streamed, bytes) and streamed is not None
+        assert streamed.size == 300_000
+        one_read(b"next\n")
+        assert reader.read_line() == b"next"
+    finally:
+        reader.close()
+        os.close(read_fd)
+        os.close(write_fd)
+
+
 _LATE_READER = r"""
 import json, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})

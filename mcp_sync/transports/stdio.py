@@ -112,6 +112,22 @@ class LineReader:
                 if discarded or len(rest) > self._max_size:
                     return _Oversized(discarded + len(rest))
                 return rest or None
+            if (self._start == len(self._buffer)
+                    and self._scratch.find(b"\n", 0, count) == count - 1):
+                # Nothing was left over and the read brought exactly one line, the usual
+                # case one call at a time: copied once, from the scratch buffer, without
+                # going through the line buffer and searching it again.
+                self._buffer.clear()
+                self._start = self._scanned = 0
+                size = discarded + count - 1
+                if size > self._max_size:
+                    return _Oversized(size)
+                line = bytes(self._scratch_view[:count - 1])
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line.strip():
+                    return line
+                continue
             self._buffer += self._scratch_view[:count]
 
     def has_line(self) -> bool:
