@@ -116,11 +116,14 @@ def _body(cls: type[Any], names: _Names, hooks: HookLookup,
             return None
         var = f"v{index}"
         wire = repr(wire_name(field.name))
-        checks = _check_lines(var, field.type, names, hooks)
-        if tag is not None and wire_name(field.name) == tag[0] and tag[1] in get_args(
-                field.type):
+        allowed = get_args(field.type)
+        is_tag = tag is not None and wire_name(field.name) == tag[0] and tag[1] in allowed
+        checks = [] if is_tag else _check_lines(var, field.type, names, hooks)
+        if is_tag:
+            assert tag is not None
+            # The class's own string object, which every decoded item then shares.
+            declared = names.add(allowed[allowed.index(tag[1])])
             required += 1
-            declared = names.add(get_args(field.type)[get_args(field.type).index(tag[1])])
             for branch in (general, only_required):
                 branch.append(f"{var} = {declared}")
         elif field.default is attrs.NOTHING or field.name == must_have:
