@@ -4,6 +4,7 @@ resources, and content adapted to older clients."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,12 @@ import pytest
 
 from mcp_sync import Server, types
 from mcp_sync._content import to_content, to_prompt_messages, to_sampling_messages
+from mcp_sync._convert import to_answer
 from mcp_sync.content import Audio, Image
 from mcp_sync.errors import InvalidParams
+from mcp_sync.jsonrpc import Response, encode
 from mcp_sync.testing import open_client
-from tests.server_support import check
+from tests.server_support import check, raw_session, request
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 8
@@ -108,6 +111,38 @@ def test_tool_media_and_mixed_lists_tools_5() -> None:
         assert isinstance(embedded, types.EmbeddedResource)
         assert embedded.resource.uri == "file:///r.txt"
         assert call(client, "strings").content == [types.TextContent(text='["a", "b"]')]
+
+
+class Text(str):
+    """A str of a subclass: answered by the general path, to compare the direct one with."""
+
+
+TEXTS = ["plain", "", 'a "quoted" \\ line\nbreak\t', "naïve ✓ 😀 \u2028", "lone \ud800 half"]
+
+
+def test_text_is_answered_as_its_text_item_would_be_tools_5() -> None:
+    """TOOLS-5: the answer for a tool returning a str is, byte for byte, the encoding of a
+    CallToolResult holding one TextContent of it; a str subclass, which takes the general
+    way, gets the same bytes."""
+    server = Server("texts")
+
+    @server.tool()
+    def say(index: int, subclass: bool) -> str:
+        return Text(TEXTS[index]) if subclass else TEXTS[index]
+
+    with raw_session(server) as (peer, _):
+        for index, text in enumerate(TEXTS):
+            expected_result = to_answer(types.CallToolResult(
+                content=[types.TextContent(text=text)]))
+            for subclass in (False, True):
+                message = request("tools/call", {
+                    "name": "say", "arguments": {"index": index, "subclass": subclass}})
+                peer.send(message)
+                frame = peer.end._inbox.get(timeout=5)
+                assert frame == encode(Response(message["id"], expected_result)), text
+                answer = json.loads(frame)
+                check(answer["result"], "CallToolResult")
+                assert answer["result"]["content"][0]["text"] == text
 
 
 def test_any_exception_in_a_tool_is_an_error_result_tools_6() -> None:
