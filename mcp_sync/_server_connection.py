@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from . import types
@@ -141,7 +140,7 @@ class ServerConnection:
             # The engine's watchdog ends the call at its deadline; the margin only guards
             # against the watchdog itself being gone.
             return future.result(timeout + 5.0)
-        except FutureTimeout as exc:
+        except TimeoutError as exc:  # an Answer's (on 3.10 not concurrent.futures')
             if isinstance(exc, McpError):
                 raise
             raise RequestTimeout(f"no answer to {method} from the client") from None

@@ -17,7 +17,6 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
@@ -402,7 +401,7 @@ class Client(RequestMethods):
         # against the watchdog itself being gone.
         try:
             return future.result(max(timeout, self.max_timeout) + 5.0)
-        except FutureTimeout as exc:
+        except TimeoutError as exc:  # an Answer's (on 3.10 not concurrent.futures')
             if isinstance(exc, McpError):
                 raise
             raise RequestTimeout("no answer from the server") from None
