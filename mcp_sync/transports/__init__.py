@@ -1,6 +1,23 @@
 """Transports move whole JSON-RPC messages and know nothing of MCP methods."""
 
+from typing import TYPE_CHECKING, Any
+
 from .base import Transport as Transport
-from .memory import memory_pair as memory_pair
+
+if TYPE_CHECKING:
+    from .memory import memory_pair as memory_pair
 
 __all__ = ["Transport", "memory_pair"]
+
+
+def __getattr__(name: str) -> Any:
+    # The in-memory pair (tests, embedding) is imported on first use: a server reading
+    # stdio imports this package for Transport alone, and need not load it and queue too.
+    if name == "memory_pair":
+        from .memory import memory_pair
+        return memory_pair
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
