@@ -545,21 +545,29 @@ def test_line_reader_one_line_per_read_stdio_8() -> None:
         assert not reader.has_line()
         one_read(b"crlf\r\n")
         assert reader.read_line() == b"crlf"
-        one_read(b" \r\n")  # blank: skipped, and the next read's line returned
-        writer = threading.Thread(target=one_read, args=(b"after blank\n",),
-                                  name="test:feeder")
-        writer.start()
+        # A blank line read on its own is skipped, and the next read's line returned: the
+        # next line is written only once the blank one has been read.
+        read_chunk = reader._read_chunk
+
+        def read_then_write_the_next_line() -> int | None:
+            count = read_chunk()
+            reader._read_chunk = read_chunk  # type: ignore[method-assign]
+            one_read(b"after blank\n")
+            return count
+
+        reader._read_chunk = read_then_write_the_next_line  # type: ignore[method-assign]
+        one_read(b" \r\n")
         assert reader.read_line() == b"after blank"
-        writer.join(5)
         one_read(b"z" * 101 + b"\n")
         oversized = reader.read_line()
         assert not isinstance(oversized, bytes) and oversized is not None
         assert oversized.size == 101
         one_read(b"z" * 100 + b"\n")  # at the limit is allowed
         assert reader.read_line() == b"z" * 100
-        one_read(b"par")
+        one_read(b"first\npar")  # more than one line's worth: the long way
+        assert reader.read_line() == b"first"
         assert not reader.has_line()
-        one_read(b"tial\n")  # completes a line begun before: the long way
+        one_read(b"tial\n")  # completes the line begun in the read before
         assert reader.read_line() == b"partial"
         # Longer than a pipe holds: read in pieces, each discarded, the last one the
         # line's end alone; its size counts every piece.

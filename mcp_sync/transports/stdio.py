@@ -81,6 +81,25 @@ class LineReader:
 
     def read_line(self) -> bytes | _Oversized | None:
         """The next non-blank line without its terminator; None at EOF or after close."""
+        if self._start == len(self._buffer):
+            # Nothing left over, as before every read one call at a time: a read that
+            # brings exactly one line returns it from the scratch buffer, copied once,
+            # without going through the line buffer and searching it again.
+            count = self._read_chunk()
+            if count is None:
+                return None
+            self._buffer.clear()
+            self._start = self._scanned = 0
+            if not count:
+                return None
+            if count - 1 > self._max_size or self._scratch.find(b"\n", 0, count) != count - 1:
+                self._buffer += self._scratch_view[:count]
+            else:
+                line = bytes(self._scratch_view[:count - 1])
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line.strip():
+                    return line
         discarded = 0
         while True:
             end = self._buffer.find(b"\n", self._scanned)
@@ -112,22 +131,6 @@ class LineReader:
                 if discarded or len(rest) > self._max_size:
                     return _Oversized(discarded + len(rest))
                 return rest or None
-            if (self._start == len(self._buffer)
-                    and self._scratch.find(b"\n", 0, count) == count - 1):
-                # Nothing was left over and the read brought exactly one line, the usual
-                # case one call at a time: copied once, from the scratch buffer, without
-                # going through the line buffer and searching it again.
-                self._buffer.clear()
-                self._start = self._scanned = 0
-                size = discarded + count - 1
-                if size > self._max_size:
-                    return _Oversized(size)
-                line = bytes(self._scratch_view[:count - 1])
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if line.strip():
-                    return line
-                continue
             self._buffer += self._scratch_view[:count]
 
     def has_line(self) -> bool:
