@@ -22,7 +22,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
-from mcp_sync._model import NO_EXTRA, fills_slots_directly
+from mcp_sync._model import NO_EXTRA, fills_slots_directly, mutable_twin
 
 __all__ = ["Unfit", "compile_list_structure", "prepare_structure"]
 
@@ -144,10 +144,16 @@ def _body(cls: type[Any], names: _Names, hooks: HookLookup,
     assigned.append(("extra", "extra"))
     lines = [f"if len(value) == {required}:", *(f"    {line}" for line in only_required),
              "else:", *(f"    {line}" for line in general)]
-    lines.append(f"obj = new({names.add(cls)})")
-    for name, var in assigned:
-        setter = names.add(getattr(cls, name).__set__)
-        lines.append(f"{setter}(obj, {var})")
+    twin = mutable_twin(cls)
+    if twin is None:
+        lines.append(f"obj = new({names.add(cls)})")
+        for name, var in assigned:
+            setter = names.add(getattr(cls, name).__set__)
+            lines.append(f"{setter}(obj, {var})")
+        return lines
+    lines.append(f"obj = new({names.add(twin)})")
+    lines.extend(f"obj.{name} = {var}" for name, var in assigned)
+    lines.append(f"obj.__class__ = {names.add(cls)}")
     return lines
 
 

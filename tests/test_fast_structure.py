@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -22,7 +25,7 @@ from hypothesis import strategies as st
 
 from mcp_sync import _convert, types
 from mcp_sync._convert import converter, from_wire, to_wire
-from mcp_sync._model import NO_EXTRA
+from mcp_sync._model import NO_EXTRA, Model, mutable_twin
 from mcp_sync.errors import InvalidParams
 
 from .strategies import json_values
@@ -85,6 +88,54 @@ def test_every_class_has_a_fast_path() -> None:
             if getattr(converter.get_structure_hook(getattr(types, name)), "fast_spec",
                        None) is None]
     assert slow == []
+
+
+def test_every_class_is_filled_through_a_mutable_twin() -> None:
+    """Plain stores into a twin of the same layout, then its class set: without the twin
+    (a layout CPython will not swap) decoding falls back to a descriptor call a member."""
+    without = [name for name in CLASS_DEFS if mutable_twin(getattr(types, name)) is None]
+    assert without == []
+
+
+def test_decoded_instances_are_of_their_class_frozen_and_weakly_referable() -> None:
+    """What the twin made is, in every way that shows, an instance built the usual way."""
+    content = [{"type": "text", "text": f"item {i}"} for i in range(40)]
+    result = from_wire({"content": content}, types.CallToolResult)
+    decoded = [result, *result.content, from_wire(content[0], types.TextContent)]
+    built = types.TextContent(text="item 0")
+    for item in decoded:
+        assert type(item) in (types.CallToolResult, types.TextContent)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            item.extra = {}
+        assert weakref.ref(item)() is item
+        assert pickle.loads(pickle.dumps(item)) == item
+    assert decoded[1] == decoded[-1] == built
+    assert repr(decoded[1]) == repr(built)
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _Named(Model):
+    name: str
+    extra: Mapping[str, Any] = NO_EXTRA
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class _Sized(_Named):
+    size: int = 0
+
+
+attrs.resolve_types(_Named)
+attrs.resolve_types(_Sized)
+
+
+def test_a_class_without_a_twin_is_filled_through_its_slots() -> None:
+    """A subclass of a subclass has no twin; it decodes the same, only not as fast."""
+    assert mutable_twin(_Named) is not None
+    assert mutable_twin(_Sized) is None
+    decoded = from_wire({"name": "a", "size": 2, "more": True}, _Sized)
+    assert type(decoded) is _Sized
+    assert decoded == _Sized(name="a", size=2, extra={"more": True})
+    assert from_wire({"name": "b"}, _Named) == _Named(name="b")
 
 
 @pytest.mark.parametrize(("name", "variant"), CASES)
