@@ -55,9 +55,12 @@ class Model:
                    for field in self.__attrs_attrs__ if field.eq)
 
     def __hash__(self) -> int:
+        # An empty ``extra`` is left out: NO_EXTRA, a read-only view, has no hash, and
+        # equal instances have equal extras, so they still hash alike.
         return hash((self.__class__, *(getattr(self, field.name)
                                        for field in self.__attrs_attrs__
-                                       if (field.eq if field.hash is None else field.hash))))
+                                       if (field.eq if field.hash is None else field.hash)
+                                       and not (field.name == "extra" and not self.extra))))
 
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         # NO_EXTRA, a read-only view, can be neither pickled nor deep-copied: an instance

@@ -73,3 +73,22 @@ def test_a_deep_copy_shares_no_mutable_member() -> None:
     assert copied.extra == {"structuredContent": {"n": [1]}}
     assert copied.extra is not value.extra
     assert copied.extra["structuredContent"] is not value.extra["structuredContent"]
+
+
+def test_instances_of_hashable_members_hash_by_value() -> None:
+    """Frozen, so hashable when every member is: equal instances hash alike, whether their
+    empty ``extra`` is the shared one or a dict of their own; a list member or extra
+    members make an instance unhashable, as a list is."""
+    shared = types.TextContent(text="a", annotations=types.Annotations(priority=0.5))
+    own_empty = types.TextContent(text="a", annotations=types.Annotations(priority=0.5),
+                                  extra={})
+    decoded = from_wire({"type": "text", "text": "a", "annotations": {"priority": 0.5}},
+                        types.TextContent)
+    assert shared == own_empty == decoded
+    assert hash(shared) == hash(own_empty) == hash(decoded)
+    assert len({shared, own_empty, decoded, types.TextContent(text="b")}) == 2
+    assert hash(jsonrpc.Notification("ping")) == hash(jsonrpc.Notification("ping"))
+    with pytest.raises(TypeError):
+        hash(types.CallToolResult(content=[]))
+    with pytest.raises(TypeError):
+        hash(from_wire({"type": "text", "text": "a", "title": "new"}, types.TextContent))
