@@ -138,7 +138,7 @@ def test_text_is_answered_as_its_text_item_would_be_tools_5() -> None:
                 message = request("tools/call", {
                     "name": "say", "arguments": {"index": index, "subclass": subclass}})
                 peer.send(message)
-                frame = peer.end._inbox.get(timeout=5)
+                frame = peer.end.read_frame(timeout=5)
                 assert frame == encode(Response(message["id"], expected_result)), text
                 answer = json.loads(frame)
                 check(answer["result"], "CallToolResult")
