@@ -151,7 +151,9 @@ def _body(cls: type[Any], names: _Names, hooks: HookLookup,
             setter = names.add(getattr(cls, name).__set__)
             lines.append(f"{setter}(obj, {var})")
         return lines
-    lines.append(f"obj = new({names.add(twin)})")
+    # Called rather than made by object.__new__: a class with neither __new__ nor __init__
+    # of its own is made by a call with no arguments for about two thirds of the cost.
+    lines.append(f"obj = {names.add(twin)}()")
     lines.extend(f"obj.{name} = {var}" for name, var in assigned)
     lines.append(f"obj.__class__ = {names.add(cls)}")
     return lines

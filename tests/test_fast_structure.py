@@ -97,6 +97,16 @@ def test_every_class_is_filled_through_a_mutable_twin() -> None:
     assert without == []
 
 
+def test_twins_are_made_by_a_plain_call() -> None:
+    """Decoding makes a twin by calling it with no arguments; a ``__new__`` or ``__init__``
+    of its own (one added to Model, say) would fail every fast decode, which would then
+    quietly fall back to the detailed path."""
+    twins = [mutable_twin(getattr(types, name)) for name in CLASS_DEFS]
+    assert all(twin.__new__ is object.__new__ and twin.__init__ is object.__init__
+               for twin in twins)
+    assert all(isinstance(twin(), twin) for twin in twins)
+
+
 def test_decoded_instances_are_of_their_class_frozen_and_weakly_referable() -> None:
     """What the twin made is, in every way that shows, an instance built the usual way."""
     content = [{"type": "text", "text": f"item {i}"} for i in range(40)]
