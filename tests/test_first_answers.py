@@ -83,23 +83,33 @@ def test_a_long_list_compiles_its_one_loop_forms() -> None:
 
 WAITING_CLIENT = """
 import builtins, json, sys, threading
+import mcp_sync.client
 from mcp_sync import Client
 from mcp_sync.transports.memory import memory_pair
 
 prepared = threading.Event()
 answered = threading.Event()
+compiled = []
 compiled_after_answer = []
 real_compile = builtins.compile
+real_prepare = mcp_sync.client.prepare_decoding
 
 def watching_compile(source, filename, *args, **kwargs):
     code = real_compile(source, filename, *args, **kwargs)
-    if filename == "<mcp_sync fast structure InitializeResult>":
-        prepared.set()
+    compiled.append(str(filename))
     if answered.is_set():
         compiled_after_answer.append(str(filename))
     return code
 
+# Done when the whole preparation is: the classes of the answer's members are compiled
+# after the answer's own, and an answer sent between the two would count them as late.
+def watching_prepare(cls):
+    real_prepare(cls)
+    if "<mcp_sync fast structure InitializeResult>" in compiled:
+        prepared.set()
+
 builtins.compile = watching_compile
+mcp_sync.client.prepare_decoding = watching_prepare
 client_end, server_end = memory_pair()
 connected = []
 connecting = threading.Thread(target=lambda: connected.append(Client(client_end, timeout=30)))
