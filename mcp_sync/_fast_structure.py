@@ -254,7 +254,7 @@ def compile_list_structure(
             continue
         # The short case first, under a test of its own: CPython 3.11 specialises
         # ``tag == ...`` only when the jump past its branch fits in one byte, and the
-        # general case's branch is too long for that (about 200 instructions an item).
+        # general case's branch is too long for that (about 80 instructions an item).
         lines.append(f"        {'if' if index == 0 else 'elif'} tag == {tag!r} "
                      f"and len(value) == {decoding.required}:")
         lines.extend(f"            {line}" for line in [*decoding.short, *decoding.make])
