@@ -36,10 +36,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from ._answer import Answer
 from ._protocol import Session
+from ._record import Record
 from ._threads import ThreadGroup
 from .errors import McpError, RequestCancelled, RequestTimeout
 from .jsonrpc import Notification, RequestId
@@ -51,18 +50,24 @@ log = logging.getLogger("mcp_sync.engine")
 Taken = list[tuple["Call", "Notification | None"]]
 
 
-@attrs.define(eq=False)
-class Call:
+class Call(Record):
     """A request we sent, until it is answered or given up on."""
 
-    request_id: RequestId
-    future: Answer[dict[str, Any]]
-    on_progress: Callable[[float, float | None, str | None], None] | None
-    timeout: float | None
-    deadline: float | None  # moved back by progress, never past hard_deadline
-    hard_deadline: float | None
-    related_to: RequestId | None = None  # the peer's request this one is part of
-    sent: bool = False  # set under the lock just before the request is written
+    __slots__ = ("deadline", "future", "hard_deadline", "on_progress", "related_to",
+                 "request_id", "sent", "timeout")
+
+    def __init__(self, request_id: RequestId, future: Answer[dict[str, Any]],
+                 on_progress: Callable[[float, float | None, str | None], None] | None,
+                 timeout: float | None, deadline: float | None,
+                 hard_deadline: float | None, related_to: RequestId | None = None) -> None:
+        self.request_id = request_id
+        self.future = future
+        self.on_progress = on_progress
+        self.timeout = timeout
+        self.deadline = deadline  # moved back by progress, never past hard_deadline
+        self.hard_deadline = hard_deadline
+        self.related_to = related_to  # the peer's request this one is part of
+        self.sent = False  # set under the lock just before the request is written
 
 
 def first_deadlines(now: float, timeout: float | None, progress_resets_timeout: bool,

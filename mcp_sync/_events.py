@@ -1,15 +1,15 @@
 """What an incoming message means: the events :meth:`Session.receive` returns.
 
-Past tense, plain data; the engine acts on them (see ``_protocol``'s docstring).
+Past tense, plain data; the engine acts on them (see ``_protocol``'s docstring). One is
+made for every message received, so they are plain records (see ``_record``), equal when
+of one class with equal members.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-import attrs
-
-from ._model import Model, use_fast_inits
+from ._record import Record
 from .jsonrpc import ErrorResponse, Notification, Request, RequestId, Response
 
 __all__ = [
@@ -24,68 +24,92 @@ __all__ = [
 ]
 
 
-@attrs.frozen(repr=False, eq=False)
-class Reply(Model):
+class _Event(Record):
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        members: tuple[str, ...] = self.__slots__
+        return all(getattr(self, name) == getattr(other, name) for name in members)
+
+    __hash__ = None  # type: ignore[assignment] # equal by value, and may hold dicts
+
+
+class Reply(_Event):
     """The session answered the message itself; write ``message`` back."""
 
-    message: Response | ErrorResponse
+    __slots__ = ("message",)
+
+    def __init__(self, message: Response | ErrorResponse) -> None:
+        self.message = message
 
 
-@attrs.frozen(repr=False, eq=False)
-class RequestReceived(Model):
+class RequestReceived(_Event):
     """A request to hand to the application's handler."""
 
-    request: Request
-    progress_token: str | int | None
+    __slots__ = ("progress_token", "request")
+
+    def __init__(self, request: Request, progress_token: str | int | None) -> None:
+        self.request = request
+        self.progress_token = progress_token
 
 
-@attrs.frozen(repr=False, eq=False)
-class NotificationReceived(Model):
+class NotificationReceived(_Event):
     """A notification for the application, in arrival order."""
 
-    notification: Notification
+    __slots__ = ("notification",)
+
+    def __init__(self, notification: Notification) -> None:
+        self.notification = notification
 
 
-@attrs.frozen(repr=False, eq=False)
-class ResponseReceived(Model):
+class ResponseReceived(_Event):
     """The answer to a request we sent: ``result`` or ``error`` (an exception to raise)."""
 
-    request_id: RequestId
-    method: str
-    result: dict[str, Any] | None = None
-    error: Exception | None = None
+    __slots__ = ("error", "method", "request_id", "result")
+
+    def __init__(self, request_id: RequestId, method: str,
+                 result: dict[str, Any] | None = None, error: Exception | None = None) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.result = result
+        self.error = error
 
 
-@attrs.frozen(repr=False, eq=False)
-class CancelRequested(Model):
+class CancelRequested(_Event):
     """The peer cancelled a request we are serving; its response will be suppressed."""
 
-    request_id: RequestId
-    reason: str | None
+    __slots__ = ("reason", "request_id")
+
+    def __init__(self, request_id: RequestId, reason: str | None) -> None:
+        self.request_id = request_id
+        self.reason = reason
 
 
-@attrs.frozen(repr=False, eq=False)
-class ProgressReceived(Model):
+class ProgressReceived(_Event):
     """Progress on a request we sent that asked for it."""
 
-    request_id: RequestId
-    progress: float
-    total: float | None
-    message: str | None
+    __slots__ = ("message", "progress", "request_id", "total")
+
+    def __init__(self, request_id: RequestId, progress: float, total: float | None,
+                 message: str | None) -> None:
+        self.request_id = request_id
+        self.progress = progress
+        self.total = total
+        self.message = message
 
 
-@attrs.frozen(repr=False, eq=False)
-class Ignored(Model):
+class Ignored(_Event):
     """Nothing to do; ``reason`` is for the debug log."""
 
-    reason: str
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
 Event: TypeAlias = (
     "Reply | RequestReceived | NotificationReceived | ResponseReceived | CancelRequested"
     " | ProgressReceived | Ignored"
 )
-
-# Made for every message sent or received: the slot-setting __init__ the wire types have
-# (a Request 1.0 to 0.45 µs, timeit).
-use_fast_inits()

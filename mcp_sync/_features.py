@@ -20,10 +20,9 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeAlias
 
-import attrs
-
 from . import types
 from ._convert import from_wire
+from ._record import Record
 from ._signature import FunctionSignature, inspect_function
 from ._uri_template import UriTemplate
 from .context import Context
@@ -156,27 +155,37 @@ class Completions:
 # --- records -------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class RegisteredTool:
-    tool: types.Tool
-    fn: Callable[..., Any]
-    signature: FunctionSignature
+class RegisteredTool(Record):
+    __slots__ = ("fn", "signature", "tool")
+
+    def __init__(self, tool: types.Tool, fn: Callable[..., Any],
+                 signature: FunctionSignature) -> None:
+        self.tool = tool
+        self.fn = fn
+        self.signature = signature
 
 
-@attrs.frozen
-class RegisteredResource:
-    resource: types.Resource
-    fn: Callable[..., Any]
-    signature: FunctionSignature
+class RegisteredResource(Record):
+    __slots__ = ("fn", "resource", "signature")
+
+    def __init__(self, resource: types.Resource, fn: Callable[..., Any],
+                 signature: FunctionSignature) -> None:
+        self.resource = resource
+        self.fn = fn
+        self.signature = signature
 
 
-@attrs.frozen
-class RegisteredTemplate:
-    template: types.ResourceTemplate
-    matcher: UriTemplate
-    fn: Callable[..., Any]
-    signature: FunctionSignature
-    completions: Completions
+class RegisteredTemplate(Record):
+    __slots__ = ("completions", "fn", "matcher", "signature", "template")
+
+    def __init__(self, template: types.ResourceTemplate, matcher: UriTemplate,
+                 fn: Callable[..., Any], signature: FunctionSignature,
+                 completions: Completions) -> None:
+        self.template = template
+        self.matcher = matcher
+        self.fn = fn
+        self.signature = signature
+        self.completions = completions
 
     def bind(self, uri: str) -> dict[str, Any] | None:
         """Keyword arguments for reading ``uri``, or None if this template does not fit.
@@ -193,12 +202,15 @@ class RegisteredTemplate:
             return None
 
 
-@attrs.frozen
-class RegisteredPrompt:
-    prompt: types.Prompt
-    fn: Callable[..., Any]
-    signature: FunctionSignature
-    completions: Completions
+class RegisteredPrompt(Record):
+    __slots__ = ("completions", "fn", "prompt", "signature")
+
+    def __init__(self, prompt: types.Prompt, fn: Callable[..., Any],
+                 signature: FunctionSignature, completions: Completions) -> None:
+        self.prompt = prompt
+        self.fn = fn
+        self.signature = signature
+        self.completions = completions
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Keyword arguments from the client's string arguments.

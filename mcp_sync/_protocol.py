@@ -34,8 +34,6 @@ import math
 from collections.abc import Collection
 from typing import Any, TypeGuard
 
-import attrs
-
 from . import types
 from ._capability_rules import (
     EARLY_NOTIFICATIONS,
@@ -55,6 +53,7 @@ from ._events import (
     RequestReceived,
     ResponseReceived,
 )
+from ._record import Record
 from ._versions import KNOWN_VERSIONS, VersionProfile, profile_for
 from .errors import (
     CapabilityError,
@@ -141,17 +140,21 @@ for _state in (State.INITIALIZING, State.INITIALIZED, State.OPERATING):
     _TRANSITIONS[(_C, _state, _Input.RESTART)] = State.NEW
 
 
-@attrs.define
-class _Outgoing:
-    method: str
-    progress: bool
+class _Outgoing(Record):
+    __slots__ = ("method", "progress")
+
+    def __init__(self, method: str, progress: bool) -> None:
+        self.method = method
+        self.progress = progress
 
 
-@attrs.define
-class _Serving:
-    progress_token: str | int | None
-    cancelled: bool = False
-    last_progress: float | None = None
+class _Serving(Record):
+    __slots__ = ("cancelled", "last_progress", "progress_token")
+
+    def __init__(self, progress_token: str | int | None) -> None:
+        self.progress_token = progress_token
+        self.cancelled = False
+        self.last_progress: float | None = None
 
 
 class Session:

@@ -27,6 +27,8 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
+from ._record import Record
+
 __all__ = ["schema_for_type"]
 
 _Converter = Callable[[Any, str], Any]
@@ -41,8 +43,7 @@ class _Invalid(Exception):
         self.problems = problems
 
 
-@attrs.frozen(eq=False)
-class _Node:
+class _Node(Record):
     """A compiled type hint: its schema and the converter for values of it.
 
     ``kinds`` are the JSON types the node can accept (``"any"`` for everything); unions
@@ -50,11 +51,15 @@ class _Node:
     whether converted values can go into a set.
     """
 
-    schema: dict[str, Any]
-    convert: _Converter
-    expected: str
-    kinds: frozenset[str]
-    hashable: bool = True
+    __slots__ = ("convert", "expected", "hashable", "kinds", "schema")
+
+    def __init__(self, schema: dict[str, Any], convert: _Converter, expected: str,
+                 kinds: frozenset[str], hashable: bool = True) -> None:
+        self.schema = schema
+        self.convert = convert
+        self.expected = expected
+        self.kinds = kinds
+        self.hashable = hashable
 
 
 def _problem(path: str, message: str) -> str:
@@ -347,11 +352,13 @@ def _mapping_node(key: _Node | None, value_node: _Node) -> _Node:
     return _Node(schema, convert, "object", frozenset({"object"}), hashable=False)
 
 
-@attrs.frozen(eq=False)
-class _Field:
-    name: str  # the JSON name, which is also the keyword the constructor or function takes
-    node: _Node
-    required: bool
+class _Field(Record):
+    __slots__ = ("name", "node", "required")
+
+    def __init__(self, name: str, node: _Node, required: bool) -> None:
+        self.name = name  # the JSON name, also the keyword the constructor or function takes
+        self.node = node
+        self.required = required
 
 
 def _convert_fields(fields: tuple[_Field, ...], names: frozenset[str],
@@ -505,7 +512,8 @@ def _build(tp: Any, seen: tuple[type, ...]) -> _Node:
         node = _build(args[0], seen)
         notes = [item for item in tp.__metadata__ if isinstance(item, str)]
         if notes:
-            node = attrs.evolve(node, schema={**node.schema, "description": "\n".join(notes)})
+            node = _Node({**node.schema, "description": "\n".join(notes)}, node.convert,
+                         node.expected, node.kinds, node.hashable)
         return node
     if hasattr(tp, "__supertype__"):  # typing.NewType
         return _build(tp.__supertype__, seen)

@@ -7,7 +7,7 @@ giving it a profile.
 
 from __future__ import annotations
 
-import attrs
+from ._record import Record
 
 __all__ = ["KNOWN_VERSIONS", "LATEST_VERSION", "PROFILES", "VersionProfile", "profile_for"]
 
@@ -16,21 +16,26 @@ KNOWN_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26")
 LATEST_VERSION = KNOWN_VERSIONS[-1]
 
 
-@attrs.frozen
-class VersionProfile:
+class VersionProfile(Record):
     """The features one protocol revision has."""
 
-    version: str
-    #: JSON-RPC batches may be sent (receiving them is always accepted).
-    batching: bool
-    #: ``audio`` content items exist.
-    audio_content: bool
-    #: ``Tool.annotations`` exist.
-    tool_annotations: bool
-    #: ``completion/complete`` is gated by the server's ``completions`` capability.
-    completions_capability: bool
-    #: ``notifications/progress`` may carry a ``message``.
-    progress_message: bool
+    __slots__ = ("audio_content", "batching", "completions_capability", "progress_message",
+                 "tool_annotations", "version")
+
+    def __init__(self, *, version: str, batching: bool, audio_content: bool,
+                 tool_annotations: bool, completions_capability: bool,
+                 progress_message: bool) -> None:
+        self.version = version
+        #: JSON-RPC batches may be sent (receiving them is always accepted).
+        self.batching = batching
+        #: ``audio`` content items exist.
+        self.audio_content = audio_content
+        #: ``Tool.annotations`` exist.
+        self.tool_annotations = tool_annotations
+        #: ``completion/complete`` is gated by the server's ``completions`` capability.
+        self.completions_capability = completions_capability
+        #: ``notifications/progress`` may carry a ``message``.
+        self.progress_message = progress_message
 
 
 PROFILES: dict[str, VersionProfile] = {

@@ -61,6 +61,28 @@ def test_a_server_of_tools_alone_never_builds_the_resource_types() -> None:
     assert _modules_loaded_by_a_session(SERVER, watched) == ["mcp_sync._types_resources"]
 
 
+def test_a_server_builds_attrs_classes_only_for_wire_types() -> None:
+    # attrs compiles methods for every class it builds (docs/benchmarks.md, "Start-up"):
+    # the library's own records are plain classes (mcp_sync._record).
+    code = ("import json, sys, attrs\n"
+            "import mcp_sync.server\n"
+            "built = sorted({f'{value.__module__}.{value.__qualname__}'\n"
+            "                for name, module in list(sys.modules.items())\n"
+            "                if name.startswith('mcp_sync') and module is not None\n"
+            "                for value in vars(module).values()\n"
+            "                if isinstance(value, type) and attrs.has(value)})\n"
+            "print(json.dumps(built))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    built: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "mcp_sync.types.TextContent" in built and "mcp_sync.jsonrpc.Request" in built
+    # The wire types, and the private bases some of them share (_types_messages).
+    wire_modules = ("mcp_sync.types.", "mcp_sync._types_", "mcp_sync.jsonrpc.",
+                    "mcp_sync.content.")
+    assert [name for name in built if not name.startswith(wire_modules)] == []
+
+
 def _modules_loaded_by_a_session(server_code: str, watched: tuple[str, ...], *,
                                  read_resource: bool = True) -> list[str]:
     """Serve initialize, a tool call and (optionally) a resource read over real stdio
