@@ -98,6 +98,8 @@ def _base64_text(data: bytes) -> str:
 _MediaT = TypeVar("_MediaT", bound="_Media")
 
 
+# Image and Audio are not built by attrs again: _Media's generated methods serve them
+# as they are (each attrs build adds to every server's start-up; docs/benchmarks.md).
 @attrs.frozen(init=False)
 class _Media:
     """Bytes of one kind of media with their MIME type; see :class:`Image`, :class:`Audio`."""
@@ -127,7 +129,6 @@ class _Media:
         return cls(file.read_bytes(), _file_type(str(file), mime_type, cls._kind))
 
 
-@attrs.frozen(init=False)
 class Image(_Media):
     """An image to return from a tool, prompt or resource function.
 
@@ -142,6 +143,7 @@ class Image(_Media):
             is not an ``image/`` type.
     """
 
+    __slots__ = ()
     _kind = "image"
 
     def to_content(self) -> types.ImageContent:
@@ -150,7 +152,6 @@ class Image(_Media):
                                   annotations=self.annotations)
 
 
-@attrs.frozen(init=False)
 class Audio(_Media):
     """An audio clip to return from a tool, prompt or resource function.
 
@@ -165,6 +166,7 @@ class Audio(_Media):
             is not an ``audio/`` type.
     """
 
+    __slots__ = ()
     _kind = "audio"
 
     def to_content(self) -> types.AudioContent:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import base64
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from mcp_sync import Server, types
@@ -45,6 +47,23 @@ def test_media_types_are_recognised_content_2_3() -> None:
     content = Image(PNG).to_content()
     assert content == types.ImageContent(data=base64.b64encode(PNG).decode(),
                                          mime_type="image/png")
+
+
+def test_media_are_frozen_values_shown_by_their_own_class() -> None:
+    # Image and Audio inherit _Media's attrs methods rather than being built by attrs
+    # again: the same fields, equality, hashing, repr and immutability for each.
+    image, audio = Image(PNG), Audio(WAV)
+    assert [field.name for field in attrs.fields(Image)] == ["data", "mime_type",
+                                                             "annotations"]
+    assert repr(image) == f"Image(data={PNG!r}, mime_type='image/png', annotations=None)"
+    assert repr(audio).startswith("Audio(data=")
+    assert image == Image(PNG) and hash(image) == hash(Image(PNG))
+    assert image != Image(JPEG) and audio != Image(WAV, "image/png")
+    assert attrs.evolve(image, mime_type="image/gif") == Image(PNG, "image/gif")
+    assert pickle.loads(pickle.dumps(audio)) == audio
+    assert not hasattr(image, "__dict__")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        image.data = b""  # type: ignore[misc]
 
 
 def test_media_from_files(tmp_path: Path) -> None:
