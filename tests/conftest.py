@@ -13,6 +13,7 @@ import contextlib
 import gc
 import json
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -31,12 +32,27 @@ ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"
 
 
+def _origin_checkout() -> Path | None:
+    """The local repository this checkout was cloned from, if it was cloned from one."""
+    try:
+        found = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+                               capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    origin = Path(found.stdout.strip())
+    return origin.resolve() if found.returncode == 0 and origin.is_dir() else None
+
+
 def _find_spec_dir() -> Path:
     # The protocol's schema files live in shared/spec beside the repository (or where
-    # MCP_SYNC_SPEC_DIR points).
+    # MCP_SYNC_SPEC_DIR points). A clone made elsewhere (a fresh check in /tmp) finds them
+    # beside the repository it was cloned from.
     override = os.environ.get("MCP_SYNC_SPEC_DIR")
     candidates = [Path(override)] if override else []
     candidates += [ROOT.parent / "shared" / "spec", ROOT.parent.parent / "shared" / "spec"]
+    origin = _origin_checkout()
+    if origin is not None:
+        candidates.append(origin.parent / "shared" / "spec")
     for candidate in candidates:
         if (candidate / "schema-2025-03-26.json").is_file():
             return candidate
