@@ -21,7 +21,7 @@ import pytest
 
 from mcp_sync import _convert, types
 from mcp_sync._convert import from_wire, to_wire
-from mcp_sync._model import Model, use_fast_inits
+from mcp_sync._model import Model, mutable_twin, use_fast_inits
 from mcp_sync.errors import ErrorCode, InvalidParams
 
 from .conftest import SPEC_DIR
@@ -280,7 +280,7 @@ def test_classes_follow_the_conventions() -> None:
         assert fields[-1].name == "extra", cls
         assert all(field.kw_only for field in fields), cls
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
-            cls.__new__(cls).extra = {}
+            object.__new__(cls).extra = {}  # (a class built by its own __new__ needs members)
     for name, definition in DEFS.items():
         if "_meta" in definition.get("properties", {}) and name in CLASS_DEFS:
             assert "meta" in attrs.fields_dict(getattr(types, name)), name
@@ -593,12 +593,17 @@ def _attrs_signature(cls: type[Any]) -> inspect.Signature:
 
 @pytest.mark.parametrize("name", CLASS_DEFS)
 def test_the_compiled_init_builds_what_decoding_builds(name: str) -> None:
-    """Every wire class is built by an ``__init__`` compiled on first use; it takes the
-    same arguments as attrs' own and fills every member, as decoding does."""
+    """Every wire class is built by a ``__new__`` (or, with no mutable twin, an
+    ``__init__``) compiled on first use; it takes the same arguments as attrs' own
+    ``__init__`` and fills every member, as decoding does."""
     cls = getattr(types, name)
     decoded = from_wire(sample(name, "full"), cls)
     built = cls(**{field.alias: getattr(decoded, field.name) for field in attrs.fields(cls)})
-    assert cls.__init__.__code__.co_filename.startswith("<mcp_sync init")
+    if mutable_twin(cls) is None:
+        assert cls.__init__.__code__.co_filename.startswith("<mcp_sync init")
+    else:
+        assert cls.__new__.__code__.co_filename.startswith("<mcp_sync new")
+        assert cls.__init__ is object.__init__ and type(built) is cls
     assert built == decoded and repr(built) == repr(decoded)
     assert to_wire(built) == to_wire(decoded)
     signature = inspect.signature(cls)
@@ -636,3 +641,59 @@ def test_a_class_attrs_must_initialise_keeps_attrs_init() -> None:
     with pytest.raises(TypeError):
         Checked(name=1)  # type: ignore[arg-type]
     assert not Checked.__init__.__code__.co_filename.startswith("<mcp_sync init")
+
+
+def _a_base() -> type[Any]:
+    @attrs.frozen(kw_only=True, repr=False, eq=False)
+    class Base(Model):
+        name: str
+        note: str | None = None
+
+    use_fast_inits()
+    return Base
+
+
+def test_classes_built_on_a_class_with_a_compiled_new_are_filled_as_ever() -> None:
+    """A class with a compiled ``__new__`` has ``object.__init__``: a class built on it
+    later gets a ``__new__`` that leaves the filling to its own ``__init__``, attrs' or,
+    for a plain subclass, the base's."""
+    base = _a_base()
+    base(name="first")  # compiles the base's __new__
+    assert base.__new__.__code__.co_filename.startswith("<mcp_sync new")
+
+    @attrs.frozen(kw_only=True, repr=False, eq=False)
+    class Child(base):  # type: ignore[valid-type,misc]
+        age: int = 0
+
+    class Plain(base):  # type: ignore[valid-type,misc]
+        __slots__ = ()
+
+    child = Child(name="c", note="n", age=3)
+    assert (type(child), child.name, child.note, child.age) == (Child, "c", "n", 3)
+    assert repr(child).endswith("Child(name='c', note='n', age=3)")
+    plain = Plain(name="p")
+    assert (type(plain), plain.name, plain.note) == (Plain, "p", None)
+    assert base(name="b") == base(name="b") != plain
+    for obj in (child, plain, base(name="b")):
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            obj.name = "changed"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'age'"):
+        Plain(name="p", age=1)
+    with pytest.raises(TypeError, match=r"Base\(\) missing 1 required keyword-only argument"):
+        base()
+
+
+def test_a_class_with_subclasses_before_its_first_use_keeps_an_init() -> None:
+    """Its subclasses would inherit a compiled ``__new__`` with a signature not theirs."""
+    base = _a_base()
+
+    @attrs.frozen(kw_only=True, repr=False, eq=False)
+    class Early(base):  # type: ignore[valid-type,misc]
+        age: int = 0
+
+    assert base(name="a").name == "a"
+    assert base(name="b").name == "b"
+    assert "__new__" not in vars(base)
+    assert base.__init__.__code__.co_filename.startswith("<mcp_sync init")
+    early = Early(name="e", age=2)
+    assert (early.name, early.age) == ("e", 2)
