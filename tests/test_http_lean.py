@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from mcp_sync import Client, Server
+from mcp_sync import Client, Server, __version__
 from mcp_sync.transports._http_client_io import SocketRegistry, is_connect_failure
 from mcp_sync.transports._http_lean import LeanSession, _Connection, lean_applies
 from mcp_sync.transports.http_server import serve_http
@@ -413,3 +413,113 @@ def test_a_dropped_connection_is_seen_on_any_descriptor_number() -> None:
     finally:
         connection.close()
         peer.close()
+
+
+# --- the request written and the answer read without http.client's own code ------------
+
+
+def test_a_request_is_written_as_http_client_writes_it(
+        scripted: Start,
+        session_for: Callable[[str], LeanSession]) -> None:
+    import http.client
+
+    server = scripted(lambda conn, index, request: OK)
+    headers = {"Content-Type": "application/json", "Mcp-Session-Id": "abc"}
+    session = session_for(server.url)
+    with session.post(server.url, data=b'{"n":1}', headers=headers, timeout=WAIT) as answer:
+        assert answer.content == b"{}"
+    with session.post(server.url, headers=headers, timeout=WAIT) as answer:  # no body
+        assert answer.content == b"{}"
+    reference = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+    try:
+        for body in (b'{"n":1}', None):
+            reference.request("POST", "/mcp", body=body,
+                              headers={"User-Agent": f"mcp_sync/{__version__}", **headers})
+            assert reference.getresponse().read() == b"{}"
+    finally:
+        reference.close()
+    ours, theirs = [request for _, request in server.requests[:2]], \
+        [request for _, request in server.requests[2:]]
+    assert ours == theirs
+    assert ours[0].startswith(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % server.port)
+    assert b"Content-Length: 0\r\n" in ours[1]
+
+
+@pytest.mark.parametrize("headers", [{"X-Bad": "a\r\nInjected: 1"}, {"X-Bad": "a\nb"},
+                                     {"Bad Name": "a"}, {"": "a"}])
+def test_a_header_that_would_break_the_request_is_refused_and_nothing_is_sent(
+        scripted: Start, session_for: Callable[[str], LeanSession],
+        headers: dict[str, str]) -> None:
+    server = scripted(lambda conn, index, request: OK)
+    session = session_for(server.url)
+    with pytest.raises(ValueError, match="Invalid header"):
+        session.post(server.url, data=b"{}", headers=headers, timeout=WAIT)
+    assert server.requests == []
+
+
+def test_interim_answers_are_passed_over(
+        scripted: Start, session_for: Callable[[str], LeanSession]) -> None:
+    interim = (b"HTTP/1.1 100 Continue\r\n\r\n"
+               b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+    server = scripted(lambda conn, index, request: interim + OK)
+    session = session_for(server.url)
+    for _ in range(2):
+        with _post(session, server.url) as response:
+            assert response.status_code == 200
+            assert "Link" not in response.headers
+            assert response.content == b"{}"
+    assert server.connection_count == 1
+
+
+def test_header_fields_are_read_as_written(
+        scripted: Start, session_for: Callable[[str], LeanSession]) -> None:
+    answer = (b"HTTP/1.1 200 Fine Thanks\r\n"
+              b"Content-Type:application/json  \r\n"
+              b"X-Folded: first\r\n  second\r\n"
+              b"no colon here\r\n"
+              b"X-Twice: a\r\nX-Twice: b\r\n"
+              b"X-Latin: caf\xe9\r\n"
+              b"Content-Length: 2\r\n\r\n{}")
+    server = scripted(lambda conn, index, request: answer)
+    session = session_for(server.url)
+    with _post(session, server.url) as response:
+        assert (response.status_code, response.reason) == (200, "Fine Thanks")
+        assert response.headers["content-type"] == "application/json"
+        assert response.headers["X-Folded"] == "first second"
+        assert response.headers["X-Twice"] == "a, b"  # as requests joins them
+        assert response.headers["X-Latin"] == "café"
+        assert "no colon here" not in response.headers
+        assert response.content == b"{}"
+
+
+@pytest.mark.parametrize(("answer", "kept"), [
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", False),
+    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n{}", True),
+    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", False),
+    (b"HTTP/1.1 204 No Content\r\n\r\n", True),
+    (b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", True),
+])
+def test_the_answer_decides_whether_its_connection_is_kept(
+        scripted: Start, session_for: Callable[[str], LeanSession],
+        answer: bytes, kept: bool) -> None:
+    # The server keeps every connection open: whether one is used again is up to the client.
+    server = scripted(lambda conn, index, request: answer)
+    session = session_for(server.url)
+    for _ in range(2):
+        with _post(session, server.url) as response:
+            assert response.content == answer.partition(b"\r\n\r\n")[2]
+    assert server.connection_count == (1 if kept else 2)
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\n",
+    b"HTTP/1.1 200 OK\r\nX-Long: " + b"x" * 70_000 + b"\r\n\r\n",
+    b"HTTP/1.1 2000 Too Big\r\n\r\n",
+    b"HTTP/2 200 OK\r\n\r\n",
+])
+def test_an_answer_head_beyond_what_http_allows_is_a_requests_error(
+        scripted: Start, session_for: Callable[[str], LeanSession], answer: bytes) -> None:
+    server = scripted(lambda conn, index, request: answer)
+    session = session_for(server.url)
+    with pytest.raises(requests.ConnectionError, match="not HTTP"):
+        _post(session, server.url)

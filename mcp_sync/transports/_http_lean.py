@@ -17,13 +17,23 @@ exceptions, so the transports cannot tell the two paths apart. Cookies go throug
 session's jar as with requests. Each session keeps its idle connections for reuse; a
 connection the server closed while idle is replaced before it is used, and a request
 that meets such a close before any answer is sent once more on a new connection.
+
+``http.client`` itself was most of what remained of a call's cost on the client: it
+writes a request a header at a time, each checked by two regular expressions, and parses
+the answer's header lines with the ``email`` package. A connection here writes the whole
+request, head and body, with one ``sendall``, and reads the status line and header lines
+itself; ``http.client.HTTPResponse`` still reads the body (lengths, chunks, the end of
+the connection). The bytes sent are those ``http.client`` sends: the same ``Host`` and
+``Accept-Encoding: identity``, and ``Content-Length`` likewise.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import re
 import select
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -60,17 +70,202 @@ def lean_applies(url: str) -> bool:
     return requests.utils.get_netrc_auth(url) is None
 
 
-class _Connection(http.client.HTTPConnection):
+_MAX_LINE = 65536  # as http.client allows a status or header line
+_MAX_HEADERS = 100
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_METHODS_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
+
+class _Headers:
+    """An answer's header fields, for what reads them: ``http.client.HTTPResponse``
+    (``getheaders``, ``getheader``) and requests' cookie handling (``get_all``)."""
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        self._fields = fields
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        wanted = name.lower()
+        for field, value in self._fields:
+            if field.lower() == wanted:
+                return value
+        return default
+
+    def get_all(self, name: str, failobj: Any = None) -> Any:
+        wanted = name.lower()
+        values = [value for field, value in self._fields if field.lower() == wanted]
+        return values or failobj
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+
+class _Answer(http.client.HTTPResponse):
+    """A response whose status line and header fields are read here; its body is read
+    by ``http.client`` as ever, from what this sets."""
+
+    def __init__(self, sock: socket.socket, method: str) -> None:
+        super().__init__(sock, method=method)
+        self.request_method = method
+
+    def begin(self) -> None:
+        while True:  # an interim (1xx) answer is followed by the real one
+            version, status, reason = self._status_line()
+            fields = self._fields()
+            if not 100 <= status < 200 or status == 101:
+                break
+        self.code = self.status = status
+        self.reason = reason.strip()
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
+            raise http.client.UnknownProtocol(version)
+        # What reads the fields of an HTTPMessage reads these alike (see _Headers).
+        self.headers = self.msg = _Headers(fields)  # type: ignore[assignment]
+        coding = self.headers.get("Transfer-Encoding")
+        self.chunked = coding is not None and coding.lower() == "chunked"
+        self.chunk_left = None
+        self.will_close = self._closes()
+        self.length = None
+        declared = self.headers.get("Content-Length")
+        if declared is not None and not self.chunked:
+            with contextlib.suppress(ValueError):
+                self.length = int(declared) if int(declared) >= 0 else None
+        if status in (204, 304) or status == 101 or self.request_method == "HEAD":
+            self.length = 0
+        if not self.will_close and not self.chunked and self.length is None:
+            self.will_close = True  # the body ends with the connection
+
+    def _status_line(self) -> tuple[str, int, str]:
+        line = str(self.fp.readline(_MAX_LINE + 1), "iso-8859-1")
+        if len(line) > _MAX_LINE:
+            raise http.client.LineTooLong("status line")
+        if not line:
+            raise http.client.RemoteDisconnected(
+                "Remote end closed connection without response")
+        version, _, rest = line.partition(" ")
+        code, _, reason = rest.lstrip().partition(" ")
+        try:
+            status = int(code)
+        except ValueError:
+            status = 0
+        if not version.startswith("HTTP/") or not 100 <= status <= 999:
+            raise http.client.BadStatusLine(line)
+        return version, status, reason
+
+    def _fields(self) -> list[tuple[str, str]]:
+        fields: list[tuple[str, str]] = []
+        while True:
+            line = self.fp.readline(_MAX_LINE + 1)
+            if len(line) > _MAX_LINE:
+                raise http.client.LineTooLong("header line")
+            if line in (b"\r\n", b"\n", b""):
+                return fields
+            if len(fields) >= _MAX_HEADERS:
+                raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+            text = line.decode("iso-8859-1")
+            if text[0] in " \t" and fields:  # a folded line continues the field above
+                name, value = fields[-1]
+                fields[-1] = (name, f"{value} {text.strip()}")
+                continue
+            name, colon, value = text.partition(":")
+            name = name.strip()
+            if colon and name:  # a line that is no field is left out, as in http.client
+                fields.append((name, value.strip(" \t\r\n")))
+
+    def _closes(self) -> bool:
+        connection = (self.headers.get("Connection") or "").lower()
+        if self.version == 11:
+            return "close" in connection
+        # HTTP/1.0 closes unless the answer says it keeps the connection.
+        return not (self.headers.get("Keep-Alive") or "keep-alive" in connection
+                    or "keep-alive" in (self.headers.get("Proxy-Connection") or "").lower())
+
+
+def _request_head(method: str, target: str, host: str, headers: Mapping[str, str],
+                  body: bytes | None) -> bytes:
+    """The request line and header fields, as http.client writes them."""
+    if not _TOKEN.fullmatch(method):
+        raise ValueError(f"method can't contain control characters. {method!r}")
+    if any(ord(char) <= 0x20 or char == "\x7f" for char in target):
+        raise http.client.InvalidURL(
+            f"URL can't contain control characters. {target!r}")
+    names = {name.lower() for name in headers}
+    lines = []
+    if "host" not in names:
+        lines.append(f"Host: {host}")
+    if "accept-encoding" not in names:
+        lines.append("Accept-Encoding: identity")
+    if "content-length" not in names and "transfer-encoding" not in names:
+        if body is not None:
+            lines.append(f"Content-Length: {len(body)}")
+        elif method in _METHODS_WITH_BODY:
+            lines.append("Content-Length: 0")
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise ValueError(f"Invalid header name {name!r}")
+        value = str(value)
+        if "\r" in value or "\n" in value or "\0" in value:
+            raise ValueError(f"Invalid header value {value!r}")
+        lines.append(f"{name}: {value}")
+    lines.append("\r\n")
+    # The request line in ASCII and the fields in Latin-1, as http.client encodes them.
+    return (f"{method} {target} HTTP/1.1\r\n".encode("ascii")
+            + "\r\n".join(lines).encode("latin-1"))
+
+
+class _Connection:
+    """One connection to the session's origin, kept alive from one exchange to the next."""
+
     def __init__(self, host: str, port: int, connect_timeout: float | None,
                  read_timeout: float | None, sockets: SocketRegistry) -> None:
-        super().__init__(host, port, timeout=connect_timeout)
+        self.host = host
+        self.port = port
+        self.timeout = connect_timeout
         self._read_timeout = read_timeout
         self._sockets = sockets
+        self.sock: socket.socket | None = None
+        try:
+            written = host.encode("ascii").decode("ascii")
+        except UnicodeEncodeError:
+            written = host.encode("idna").decode("ascii")
+        if ":" in written:  # an IPv6 address
+            written = f"[{written}]"
+        self.host_header = written if port == 80 else f"{written}:{port}"
 
     def connect(self) -> None:
-        super().connect()
-        self._sockets.add(self.sock)
-        self.sock.settimeout(self._read_timeout)
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        with contextlib.suppress(OSError):
+            # A request is one write and its answer comes back whole: nothing to gather.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = sock
+        self._sockets.add(sock)
+        sock.settimeout(self._read_timeout)
+
+    def exchange(self, method: str, target: str, body: bytes | None,
+                 headers: Mapping[str, str]) -> http.client.HTTPResponse:
+        """Send one request, in one write, and read its answer's status and headers."""
+        head = _request_head(method, target, self.host_header, headers, body)
+        if self.sock is None:
+            self.connect()
+        assert self.sock is not None
+        self.sock.sendall(head + body if body else head)
+        answer = _Answer(self.sock, method=method)
+        try:
+            answer.begin()
+        except BaseException:
+            answer.close()
+            raise
+        return answer
+
+    def close(self) -> None:
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            sock.close()
 
     def dropped(self) -> bool:
         """True when the server closed (or wrote to) this idle connection."""
@@ -239,7 +434,7 @@ class LeanSession(requests.Session):
         response.status_code = answer.status
         response.reason = answer.reason
         response.url = url
-        response.headers = CaseInsensitiveDict(answer.getheaders())
+        response.headers = _header_dict(answer.getheaders())
         response.raw = _Body(self, connection, answer)
         if "Set-Cookie" in response.headers:
             extract_cookies_to_jar(  # type: ignore[no-untyped-call]
@@ -257,8 +452,7 @@ class LeanSession(requests.Session):
               data: bytes | None, headers: dict[str, str]) -> http.client.HTTPResponse:
         """Send one request and read its status line and headers, errors as requests'."""
         try:
-            connection.request(method, target, body=data, headers=headers)
-            return connection.getresponse()
+            return connection.exchange(method, target, data, headers)
         except _STALE:
             raise
         except TimeoutError as exc:
@@ -274,6 +468,17 @@ class LeanSession(requests.Session):
         except http.client.HTTPException as exc:
             raise requests.ConnectionError(f"the server's answer is not HTTP: {exc!r}") \
                 from exc
+
+
+def _header_dict(fields: list[tuple[str, str]]) -> CaseInsensitiveDict[str]:
+    """The fields as requests gives them: a field sent more than once, its values joined."""
+    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+    for name, value in fields:
+        if name in headers:
+            headers[name] = f"{headers[name]}, {value}"
+        else:
+            headers[name] = value
+    return headers
 
 
 class _CookieRequest:
