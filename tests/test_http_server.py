@@ -612,3 +612,40 @@ def test_mounted_under_a_prefix_http_1(server: Server) -> None:
         peer.initialize()
         assert peer.result(call(1, "ping")) == {}
         assert peer.client.get("/").get_data() == b"home"
+
+
+def test_a_posts_usual_answers_are_written_as_werkzeug_wrote_them() -> None:
+    """A JSON answer, an event stream and 202 skip werkzeug's ``Response`` on the way out;
+    their status lines and fields are those it wrote, CORS fields included."""
+    from werkzeug.wrappers import Response
+
+    from mcp_sync.transports._http_app import _SSE_HEADERS, _Answer
+
+    environ = {"REQUEST_METHOD": "POST", "SERVER_NAME": "x", "SERVER_PORT": "80",
+               "wsgi.url_scheme": "http", "PATH_INFO": "/mcp"}
+
+    def written(app: Any) -> tuple[str, list[tuple[str, str]], bytes]:
+        seen: list[Any] = []
+        body = app(environ, lambda status, headers, exc_info=None: seen.extend(
+            [status, list(headers)]))
+        return seen[0], seen[1], b"".join(body)
+
+    events = [b": \n\n", b"data: {}\n\n"]
+    pairs: list[tuple[Any, Any]] = [
+        (lambda: _Answer.json(b'{"id":1}'),
+         lambda: Response(b'{"id":1}', status=200, content_type="application/json")),
+        # A stream is an iterator, which werkzeug gives no length.
+        (lambda: _Answer.events(iter(events)),  # type: ignore[arg-type]
+         lambda: Response(iter(events), status=200, content_type="text/event-stream",
+                          headers=_SSE_HEADERS)),
+        (_Answer.accepted, lambda: Response(status=202)),
+    ]
+    for make_ours, make_theirs in pairs:
+        ours, theirs = make_ours(), make_theirs()
+        ours.allow_origin("http://localhost:5173")
+        theirs.headers["Access-Control-Allow-Origin"] = "http://localhost:5173"
+        theirs.headers["Access-Control-Expose-Headers"] = "Mcp-Session-Id"
+        theirs.vary.add("Origin")
+        assert ours.status_code == theirs.status_code
+        (status, fields, body), (status_, fields_, body_) = written(ours), written(theirs)
+        assert (status, sorted(fields), body) == (status_, sorted(fields_), body_)

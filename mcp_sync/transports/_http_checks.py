@@ -77,7 +77,7 @@ def host_allowed(host: str, allowed: Sequence[str] | None) -> bool:
 
 def accepts(request: Request, mimetype: str) -> bool:
     """Whether the request's ``Accept`` header allows ``mimetype`` (no header allows all)."""
-    return _accepts(request.headers.get("Accept", ""), mimetype)
+    return _accepts(request.environ.get("HTTP_ACCEPT", ""), mimetype)
 
 
 @functools.lru_cache(maxsize=64)
@@ -159,7 +159,7 @@ def read_body(request: Request, limit: int) -> bytes | None:
 def refuse_version(request: Request, incoming: Incoming | None,
                    known_methods: set[str]) -> Response | None:
     """400 when the ``MCP-Protocol-Version`` header names a version we do not speak."""
-    version = request.headers.get(VERSION_HEADER)
+    version = request.environ.get("HTTP_MCP_PROTOCOL_VERSION")  # (VERSION_HEADER)
     if version is None or version in KNOWN_VERSIONS:
         return None
     code, request_id = refusal(incoming, known_methods)
