@@ -231,16 +231,21 @@ def _compiled_new(cls: type[Any], attrs_init: Callable[..., None]) -> Callable[.
     twin = mutable_twin(cls)
     if twin is None or cls.__subclasses__() or "__new__" in vars(cls):
         return None
-    namespace: dict[str, Any] = {"_twin": twin, "_cls": cls, "_bare": object.__new__}
+    namespace: dict[str, Any] = {"_twin": twin, "_cls": cls,
+                                 "_for_subclass": _bare_new(attrs_init)}
     parameters = _parameters(cls, namespace, "_klass")
     if parameters is None:
         return None
+    fields = attrs.fields(cls)
+    passed = ", ".join(f"{field.alias}={field.alias}" for field in fields)
     source = "\n".join([
         f"def __new__({parameters}):",
-        "    if _klass is not _cls:",  # a subclass made some other way: see _bare_new
-        "        return _bare(_klass)",
+        # Reached only by a subclass with a __new__ of its own that calls this one: it is
+        # made as __init_subclass__ would have had it made.
+        "    if _klass is not _cls:",
+        f"        return _for_subclass(_klass, {passed})",
         "    _obj = _twin()",
-        *(f"    _obj.{field.name} = {field.alias}" for field in attrs.fields(cls)),
+        *(f"    _obj.{field.name} = {field.alias}" for field in fields),
         "    _obj.__class__ = _cls",
         "    return _obj"])
     exec(compile(source, f"<mcp_sync new {cls.__qualname__}>", "exec"), namespace)

@@ -679,6 +679,15 @@ def test_classes_built_on_a_class_with_a_compiled_new_are_filled_as_ever() -> No
             obj.name = "changed"
     with pytest.raises(TypeError, match="unexpected keyword argument 'age'"):
         Plain(name="p", age=1)
+
+    class OwnNew(base):  # type: ignore[valid-type,misc]
+        __slots__ = ()
+
+        def __new__(cls, **members: Any) -> Any:
+            return super().__new__(cls, **members)
+
+    own = OwnNew(name="o", note="n")
+    assert (type(own), own.name, own.note) == (OwnNew, "o", "n")
     with pytest.raises(TypeError, match=r"Base\(\) missing 1 required keyword-only argument"):
         base()
 
