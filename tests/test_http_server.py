@@ -619,7 +619,7 @@ def test_a_posts_usual_answers_are_written_as_werkzeug_wrote_them() -> None:
     their status lines and fields are those it wrote, CORS fields included."""
     from werkzeug.wrappers import Response
 
-    from mcp_sync.transports._http_app import _SSE_HEADERS, _Answer
+    from mcp_sync.transports._http_app import _SSE_HEADERS, _PostAnswer
 
     environ = {"REQUEST_METHOD": "POST", "SERVER_NAME": "x", "SERVER_PORT": "80",
                "wsgi.url_scheme": "http", "PATH_INFO": "/mcp"}
@@ -632,13 +632,13 @@ def test_a_posts_usual_answers_are_written_as_werkzeug_wrote_them() -> None:
 
     events = [b": \n\n", b"data: {}\n\n"]
     pairs: list[tuple[Any, Any]] = [
-        (lambda: _Answer.json(b'{"id":1}'),
+        (lambda: _PostAnswer.json(b'{"id":1}'),
          lambda: Response(b'{"id":1}', status=200, content_type="application/json")),
         # A stream is an iterator, which werkzeug gives no length.
-        (lambda: _Answer.events(iter(events)),  # type: ignore[arg-type]
+        (lambda: _PostAnswer.events(iter(events)),  # type: ignore[arg-type]
          lambda: Response(iter(events), status=200, content_type="text/event-stream",
                           headers=_SSE_HEADERS)),
-        (_Answer.accepted, lambda: Response(status=202)),
+        (_PostAnswer.accepted, lambda: Response(status=202)),
     ]
     for make_ours, make_theirs in pairs:
         ours, theirs = make_ours(), make_theirs()

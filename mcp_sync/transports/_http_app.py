@@ -32,6 +32,7 @@ from ._event_store import EventStore, MemoryEventStore
 from ._http_checks import (
     DEFAULT_ALLOWED_ORIGINS,
     SESSION_HEADER,
+    SESSION_KEY,
     VERSION_HEADER,
     TruncatedBody,
     accepts,
@@ -61,8 +62,20 @@ TokenVerifier = Callable[[Request], object]
 
 _SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 
+_ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
+#: How long an initialize POST waits for its answer; the session answers it at once.
+_INITIALIZE_WAIT = 30.0
+#: How long a JSON answer waits for the GET stream to write the messages related to it.
+_RELATED_HEAD_START = 5.0
 
-class _Answer:
+
+def _cors_fields(origin: str) -> list[tuple[str, str]]:
+    """What lets a page at ``origin`` read an answer, and its session id."""
+    return [("Access-Control-Allow-Origin", origin),
+            ("Access-Control-Expose-Headers", SESSION_HEADER)]
+
+
+class _PostAnswer:
     """A POST's answer in its usual forms (a JSON body, an event stream, 202), handed to
     the WSGI server as it is: werkzeug's ``Response`` built its headers and wrapped its
     body in an iterator of its own for every answer, a sixth of what a POST cost here.
@@ -79,35 +92,28 @@ class _Answer:
         self._body = body
 
     @classmethod
-    def json(cls, data: bytes) -> _Answer:
+    def json(cls, data: bytes) -> _PostAnswer:
         return cls(200, "200 OK", [("Content-Type", "application/json"),
                                    ("Content-Length", str(len(data)))], [data])
 
     @classmethod
-    def events(cls, body: SseBody) -> _Answer:
+    def events(cls, body: SseBody) -> _PostAnswer:
         # The body itself, whose close() the WSGI server calls when the stream ends.
         return cls(200, "200 OK", [*_SSE_HEADERS.items(),
                                    ("Content-Type", "text/event-stream")], body)
 
     @classmethod
-    def accepted(cls) -> _Answer:
+    def accepted(cls) -> _PostAnswer:
         return cls(202, "202 ACCEPTED", [("Content-Type", "text/plain; charset=utf-8"),
                                          ("Content-Length", "0")], [])
 
     def allow_origin(self, origin: str) -> None:
         """The CORS fields a browser needs to read the answer (see ``__call__``)."""
-        self._headers += [("Access-Control-Allow-Origin", origin),
-                          ("Access-Control-Expose-Headers", SESSION_HEADER),
-                          ("Vary", "Origin")]
+        self._headers += [*_cors_fields(origin), ("Vary", "Origin")]
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         start_response(self._status, self._headers)
         return self._body
-_ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
-#: How long an initialize POST waits for its answer; the session answers it at once.
-_INITIALIZE_WAIT = 30.0
-#: How long a JSON answer waits for the GET stream to write the messages related to it.
-_RELATED_HEAD_START = 5.0
 
 
 class _Session:
@@ -283,15 +289,14 @@ class StreamableHttpApp:
             response = error_response(500, ErrorCode.INTERNAL_ERROR, "Internal error")
         origin = environ.get("HTTP_ORIGIN")
         if origin is not None and response.status_code != 403:
-            if isinstance(response, _Answer):
+            if isinstance(response, _PostAnswer):
                 response.allow_origin(origin)
             else:
-                response.headers["Access-Control-Allow-Origin"] = origin
-                response.headers["Access-Control-Expose-Headers"] = SESSION_HEADER
+                response.headers.update(_cors_fields(origin))
                 response.vary.add("Origin")
         return response(environ, start_response)
 
-    def _respond(self, request: Request) -> Response | _Answer:
+    def _respond(self, request: Request) -> Response | _PostAnswer:
         # The headers are read from the environment: werkzeug's header view translates
         # each name afresh, a tenth of what a POST cost here.
         environ = request.environ
@@ -346,7 +351,7 @@ class StreamableHttpApp:
 
     # --- POST ------------------------------------------------------------------------------
 
-    def _post(self, request: Request) -> Response | _Answer:
+    def _post(self, request: Request) -> Response | _PostAnswer:
         use_sse = not self.json_response and accepts(request, "text/event-stream")
         if not use_sse and not accepts(request, "application/json"):
             wanted = ("application/json" if self.json_response
@@ -377,7 +382,7 @@ class StreamableHttpApp:
                 return refused
         if self.stateless:
             return self._post_stateless(request, incoming, use_sse, initialize)
-        session_id = request.environ.get("HTTP_MCP_SESSION_ID")  # (SESSION_HEADER)
+        session_id = request.environ.get(SESSION_KEY)
         if session_id is None:
             if initialize:
                 assert isinstance(incoming, RpcRequest)
@@ -393,7 +398,7 @@ class StreamableHttpApp:
                              lambda finished: self._leave(session))
 
     def _deliver(self, transport: SessionTransport, incoming: Incoming, use_sse: bool,
-                 release: Callable[[bool], None]) -> _Answer | Response:
+                 release: Callable[[bool], None]) -> _PostAnswer | Response:
         """Feed one POST body to a session and answer with its stream (or 202).
 
         ``release`` runs exactly once, when the answer is complete or abandoned.
@@ -409,7 +414,7 @@ class StreamableHttpApp:
                 if valid:
                     transport.feed(Batch(tuple(valid)) if batch else valid[0])
                 release(True)
-                return _Answer.accepted()
+                return _PostAnswer.accepted()
             opened = transport.open_stream(requests, sse=use_sse, immediate=invalid,
                                            attach=use_sse)
             forward = [item for item in valid if not any(item is r for r in opened.refused)]
@@ -424,7 +429,7 @@ class StreamableHttpApp:
             raise
         stream = opened.stream
         if use_sse:
-            return _Answer.events(SseBody(transport, stream, opened.token,
+            return _PostAnswer.events(SseBody(transport, stream, opened.token,
                                           keepalive=self.keepalive_interval,
                                           on_close=release))
         try:
@@ -434,8 +439,8 @@ class StreamableHttpApp:
         finally:
             release(True)
         if not payloads:
-            return _Answer.accepted()  # every request was cancelled (AMBIG-8)
-        return _Answer.json(b"[" + b",".join(payloads) + b"]" if batch else payloads[0])
+            return _PostAnswer.accepted()  # every request was cancelled (AMBIG-8)
+        return _PostAnswer.json(b"[" + b",".join(payloads) + b"]" if batch else payloads[0])
 
     def _initialize(self, incoming: RpcRequest, use_sse: bool) -> Response:
         with self._lock:
@@ -520,7 +525,7 @@ class StreamableHttpApp:
             self._threads.start("sweeper", self._sweep_loop)
 
     def _post_stateless(self, request: Request, incoming: Incoming, use_sse: bool,
-                        initialize: bool) -> Response | _Answer:
+                        initialize: bool) -> Response | _PostAnswer:
         items = incoming.items if isinstance(incoming, Batch) else (incoming,)
         if not any(isinstance(item, RpcRequest) or (isinstance(item, Invalid) and item.reply)
                    for item in items):

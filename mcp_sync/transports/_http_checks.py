@@ -20,7 +20,9 @@ __all__ = [
     "DEFAULT_ALLOWED_ORIGINS",
     "LOOPBACK_HOSTS",
     "SESSION_HEADER",
+    "SESSION_KEY",
     "VERSION_HEADER",
+    "VERSION_KEY",
     "TruncatedBody",
     "accepts",
     "error_response",
@@ -38,6 +40,17 @@ __all__ = [
 #: Browser pages served from this machine, on any port (HTTP-2, AMBIG-14).
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
+
+
+def environ_key(header: str) -> str:
+    """Where a WSGI server puts a request header in the environment (PEP 3333)."""
+    return "HTTP_" + header.upper().replace("-", "_")
+
+
+# Read from the environment directly on every POST: werkzeug's header view translates a
+# name afresh for each lookup.
+SESSION_KEY = environ_key(SESSION_HEADER)
+VERSION_KEY = environ_key(VERSION_HEADER)
 
 DEFAULT_ALLOWED_ORIGINS: tuple[str, ...] = (
     "http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*",
@@ -159,7 +172,7 @@ def read_body(request: Request, limit: int) -> bytes | None:
 def refuse_version(request: Request, incoming: Incoming | None,
                    known_methods: set[str]) -> Response | None:
     """400 when the ``MCP-Protocol-Version`` header names a version we do not speak."""
-    version = request.environ.get("HTTP_MCP_PROTOCOL_VERSION")  # (VERSION_HEADER)
+    version = request.environ.get(VERSION_KEY)
     if version is None or version in KNOWN_VERSIONS:
         return None
     code, request_id = refusal(incoming, known_methods)

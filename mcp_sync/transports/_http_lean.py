@@ -98,9 +98,6 @@ class _Headers:
     def items(self) -> list[tuple[str, str]]:
         return list(self._fields)
 
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
 
 class _Answer(http.client.HTTPResponse):
     """A response whose status line and header fields are read here; its body is read
@@ -134,7 +131,8 @@ class _Answer(http.client.HTTPResponse):
         declared = self.headers.get("Content-Length")
         if declared is not None and not self.chunked:
             with contextlib.suppress(ValueError):
-                self.length = int(declared) if int(declared) >= 0 else None
+                length = int(declared)
+                self.length = length if length >= 0 else None
         if status in (204, 304) or status == 101 or self.request_method == "HEAD":
             self.length = 0
         if not self.will_close and not self.chunked and self.length is None:
