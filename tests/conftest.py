@@ -13,7 +13,6 @@ import contextlib
 import gc
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -32,33 +31,15 @@ ROOT = HERE.parent
 EXAMPLES = ROOT / "examples"
 
 
-def _origin_checkout() -> Path | None:
-    """The local repository this checkout was cloned from, if it was cloned from one."""
-    try:
-        found = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
-                               capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    origin = Path(found.stdout.strip())
-    return origin.resolve() if found.returncode == 0 and origin.is_dir() else None
-
-
 def _find_spec_dir() -> Path:
-    # The protocol's schema files live in shared/spec beside the repository (or where
-    # MCP_SYNC_SPEC_DIR points). A clone made elsewhere (a fresh check in /tmp) finds them
-    # beside the repository it was cloned from.
+    # The protocol's schema files are copied into tests/spec (see its README); the
+    # environment variable MCP_SYNC_SPEC_DIR may name another folder holding them.
     override = os.environ.get("MCP_SYNC_SPEC_DIR")
-    candidates = [Path(override)] if override else []
-    candidates += [ROOT.parent / "shared" / "spec", ROOT.parent.parent / "shared" / "spec"]
-    origin = _origin_checkout()
-    if origin is not None:
-        candidates.append(origin.parent / "shared" / "spec")
-    for candidate in candidates:
-        if (candidate / "schema-2025-03-26.json").is_file():
-            return candidate
-    raise RuntimeError(
-        f"schema-2025-03-26.json not found in {[str(c) for c in candidates]}; "
-        "set MCP_SYNC_SPEC_DIR to the folder that holds it")
+    found = Path(override) if override else HERE / "spec"
+    if not (found / "schema-2025-03-26.json").is_file():
+        raise RuntimeError(f"schema-2025-03-26.json not found in {found}"
+                           + (" (named by MCP_SYNC_SPEC_DIR)" if override else ""))
+    return found
 
 
 SPEC_DIR = _find_spec_dir()

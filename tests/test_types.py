@@ -2,8 +2,8 @@
 
 Every definition of ``schema-2025-03-26.json`` is either mapped to our model (and sample
 documents generated from the schema itself must survive a decode/encode round trip
-unchanged and still validate) or listed in ``COVERED_ELSEWHERE`` with a reason. Digest IDs
-(``/work/shared/spec/DIGEST.md``) are named where a test checks one.
+unchanged and still validate) or listed in ``COVERED_ELSEWHERE`` with a reason. The protocol
+digest's requirement IDs are named where a test checks one.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from mcp_sync.errors import ErrorCode, InvalidParams
 
 from .conftest import SPEC_DIR
 
-# Found by conftest: beside the repository, or where MCP_SYNC_SPEC_DIR points.
+# Found by conftest: tests/spec, or where MCP_SYNC_SPEC_DIR points.
 SCHEMA_FILE = SPEC_DIR / "schema-2025-03-26.json"
 DEFS: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))["definitions"]
 
