@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ from mcp_sync.jsonrpc import Incoming, Message, Notification
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
+from tests.conftest import python_command
 from tests.helpers import Callers, Gates, RawPeer
 
 #: Text that must never reach a peer: it would tell it how the program is built.
@@ -127,6 +129,44 @@ def test_blocked_handler_times_out_and_is_told_lifecycle_9_cancel_1_cancel_4(
         assert gates.release("forever").wait(5)
         assert seen == {"cancelled": True, "flag": True}
         client.ping()
+
+
+#: A program whose tool never returns: the call times out, both ends close, and the
+#: program ends (it prints "closed" first, to show how far it got).
+STUCK_FOREVER = """
+import threading
+from mcp_sync import Client, Server
+from mcp_sync.errors import RequestTimeout
+from mcp_sync.transports.memory import memory_pair
+
+server = Server("stuck")
+never = threading.Event()
+
+@server.tool()
+def stuck() -> str:
+    never.wait()  # ignores cancellation, for good
+    return "never"
+
+a, b = memory_pair()
+connection = server.connect(b)
+client = Client(a, timeout=10)
+try:
+    client.call_tool("stuck", timeout=0.2)
+except RequestTimeout:
+    pass
+client.close()
+connection.close()
+print("closed", flush=True)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_handler_stuck_forever_does_not_keep_the_interpreter_from_exiting() -> None:
+    """DESIGN "Threads": worker threads are daemons; close() gives up on a stuck handler
+    after its join timeout and the interpreter still exits, with status 0."""
+    done = subprocess.run(python_command("-c", STUCK_FOREVER), capture_output=True,
+                          text=True, timeout=45, check=False)
+    assert (done.returncode, done.stdout) == (0, "closed\n"), done.stderr
 
 
 @pytest.mark.timeout(30)
