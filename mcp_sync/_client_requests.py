@@ -13,7 +13,6 @@ from concurrent.futures import Future
 from typing import Any, TypeAlias, TypeVar
 
 from . import types
-from ._answer import Answer
 from ._client_handlers import ToolApproval, ToolCallDenied
 from ._convert import from_wire, to_wire
 from ._engine import ProgressCallback
@@ -43,10 +42,10 @@ class RequestMethods:
         raise NotImplementedError
 
     def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-              on_progress: ProgressCallback | None) -> Answer[dict[str, Any]]:
+              on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
         raise NotImplementedError
 
-    def _typed_async(self, future: Answer[dict[str, Any]],
+    def _typed_async(self, future: Future[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
         raise NotImplementedError
 

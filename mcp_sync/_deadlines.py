@@ -28,15 +28,16 @@ the engine's write lock, and never waits for it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import heapq
 import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-from ._answer import Answer
 from ._protocol import Session
 from ._record import Record
 from ._threads import ThreadGroup
@@ -56,7 +57,7 @@ class Call(Record):
     __slots__ = ("deadline", "future", "hard_deadline", "on_progress", "related_to",
                  "request_id", "sent", "timeout")
 
-    def __init__(self, request_id: RequestId, future: Answer[dict[str, Any]],
+    def __init__(self, request_id: RequestId, future: Future[dict[str, Any]],
                  on_progress: Callable[[float, float | None, str | None], None] | None,
                  timeout: float | None, deadline: float | None,
                  hard_deadline: float | None, related_to: RequestId | None = None) -> None:
@@ -84,21 +85,28 @@ def first_deadlines(now: float, timeout: float | None, progress_resets_timeout: 
     return deadline, hard
 
 
-def fail(future: Answer[Any], error: BaseException) -> None:
-    """Fail ``future`` unless something completed it first."""
-    future.set_exception(error)
+def fail(future: Future[Any], error: BaseException) -> None:
+    """Fail ``future`` unless something completed it first.
+
+    Completion may race: the reader brings the answer while the watchdog times the call
+    out, or the connection closes. The first to complete wins; ``Future`` refuses the
+    others (InvalidStateError), which change nothing.
+    """
+    with contextlib.suppress(InvalidStateError):
+        future.set_exception(error)
 
 
-def complete(future: Answer[Any], result: dict[str, Any] | None,
+def complete(future: Future[Any], result: dict[str, Any] | None,
              error: BaseException | None) -> None:
     """Complete ``future`` with the peer's answer, unless something completed it first."""
     if error is not None:
-        future.set_exception(error)
-    else:
+        fail(future, error)
+        return
+    with contextlib.suppress(InvalidStateError):
         future.set_result(result or {})
 
 
-def complete_late(future: Answer[Any], result: dict[str, Any] | None,
+def complete_late(future: Future[Any], result: dict[str, Any] | None,
                   error: BaseException | None, closed: Callable[[], McpError | None]) -> None:
     """Complete a call behind its progress callbacks, which may have closed the connection
     meanwhile: then the call fails as every pending call did (``closed()`` gives the
@@ -199,7 +207,7 @@ class Watchdog:
         self._canceller = canceller
         # Entries name a call by its id and are checked against ``pending`` when due. They
         # hold no Call: an answered call's entry may wait in the heap a long time, and a
-        # Call keeps its Answer, and so the whole answer, alive (64 answers of 10,000
+        # Call keeps its Future, and so the whole answer, alive (64 answers of 10,000
         # items each were once kept, and scanned by every full garbage collection).
         self._heap: list[tuple[float, int, RequestId]] = []
         self._seq = itertools.count()

@@ -3,22 +3,19 @@
 Theory of operation
 -------------------
 
-* **One reader at a time** blocks in ``transport.read()``. For each message it asks the
-  session what the message means and acts: it completes the Answer of a response, hands a
-  request to the worker pool, queues a notification for the notifier, or writes the
-  session's own answer (``ping``, ``initialize``, errors). The reading is the pool's
-  relay (``WorkerPool.serve_holding``): when a request arrives and nothing else waits to
-  be read, the thread that read it serves it, under its worker's name, while an idle
-  worker stands by. A request served within ``_threads.HOLD_FOR`` (2 ms) costs no thread
-  hand-off at all, and the same thread reads on. Past that, or as soon as the handler
-  sends a request of its own (whose answer must be read), the standby takes the reading
-  on, so a long handler never holds up what the peer sends meanwhile by more than that.
+* **One reader thread** per connection blocks in ``transport.read()``. For each message
+  it asks the session what the message means and acts: it completes the Future of a
+  response, hands a request to the worker pool, queues a notification for the notifier,
+  or writes the session's own answer (``ping``, ``initialize``, errors). It never runs
+  user code.
 * **The pending table** maps each request id we sent to a
-  :class:`~mcp_sync._deadlines.Call` holding its :class:`~mcp_sync._answer.Answer`. The id
+  :class:`~mcp_sync._deadlines.Call` holding its ``concurrent.futures.Future``. The id
   is registered before the request is written, so an answer can never arrive for an
   unknown id.
-* **Workers** (a bounded pool) run request handlers. A handler may itself send a request
-  to the peer and block on it, because the reader keeps reading meanwhile.
+* **Workers** (a bounded :class:`~mcp_sync._threads.WorkerPool`) run request handlers. A
+  handler may itself send a request to the peer and block on it, because the reader
+  keeps reading meanwhile. Past ``max_workers`` running and ``max_queued_requests``
+  waiting, a request is answered at once with an error.
 * **Pushed messages.** A transport whose messages arrive on threads of their own (the
   Streamable HTTP server's request threads) may hand each one to the engine itself,
   in order, instead of waking the reader (``Transport.attach_receiver``). A thread that
@@ -60,9 +57,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
-from ._answer import Answer
 from ._deadlines import Call, Canceller, Watchdog, complete, complete_late, fail, first_deadlines
 from ._incoming import BatchReply, IncomingRequest
 from ._protocol import (
@@ -75,7 +72,7 @@ from ._protocol import (
     ResponseReceived,
     Session,
 )
-from ._threads import Held, ThreadGroup, WorkerPool
+from ._threads import ThreadGroup, WorkerPool
 from .errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -168,7 +165,7 @@ class Engine:
             return
         self._started = True
         self.transport.attach_receiver(self._receive_pushed)
-        self._workers.start_relay(self._read_loop)
+        self._threads.start("reader", self._read_loop)
 
     @property
     def closed(self) -> bool:
@@ -227,14 +224,14 @@ class Engine:
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
-    ) -> Answer[dict[str, Any]]:
-        """Send a request; the Answer holds its result dict or the error to raise.
+    ) -> Future[dict[str, Any]]:
+        """Send a request; the Future holds its result dict or the error to raise.
 
         ``related_to`` names the peer's request that this one is part of (a tool asking
         the client for sampling); transports that keep a channel per request use it.
         The call is cancelled (RequestCancelled, and the peer is told) when that request
         is cancelled or its handler finishes first; if that has already happened, the
-        Answer fails at once and nothing is sent.
+        Future fails at once and nothing is sent.
 
         With ``timeout`` the call fails with RequestTimeout when it passes, and the peer is
         sent ``notifications/cancelled``. Progress pushes the deadline back by ``timeout``
@@ -260,9 +257,9 @@ class Engine:
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
-    ) -> Answer[dict[str, Any]]:
+    ) -> Future[dict[str, Any]]:
         """Like :meth:`request`, with the request built by the session under our lock."""
-        future: Answer[dict[str, Any]] = Answer()
+        future: Future[dict[str, Any]] = Future()
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()
@@ -281,9 +278,6 @@ class Engine:
             call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
             self._pending[request.id] = call
             self._watchdog.schedule(call)
-        # Served on the reading thread, a handler that now waits for the peer's answer
-        # must let another thread read it.
-        self._workers.pass_held()
         try:
             self._send_call(call, request, timeout, related_to)
         except BaseException as exc:
@@ -374,7 +368,6 @@ class Engine:
 
     def _read_loop(self) -> None:
         cause: BaseException | None = None
-        here: list[IncomingRequest] = []
         try:
             while True:
                 incoming = self.transport.read()
@@ -385,16 +378,7 @@ class Engine:
                 elif isinstance(incoming, Invalid):
                     self._receive_invalid(incoming, None)
                 else:
-                    self._receive(incoming, None, here)
-                    if here:
-                        request = here.pop()
-                        if not self.transport.has_buffered():
-                            held = self._workers.serve_holding(self._serve, request)
-                            if held is Held.PASSED:
-                                return
-                            if held is Held.KEPT:
-                                continue
-                        self._dispatch(request)
+                    self._receive(incoming, None)
         except McpError as exc:
             cause = exc
         except Exception as exc:  # the connection must end cleanly whatever broke

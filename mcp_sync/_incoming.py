@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
-from ._threads import LazyEvent
 from .jsonrpc import Message, Request, RequestId
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class IncomingRequest:
         self.method: str = request.method
         self.params: dict[str, Any] = request.params or {}
         self.progress_token = progress_token
-        self.cancelled = LazyEvent()
+        self.cancelled = threading.Event()
         self.cancel_reason: str | None = None
         self._batch = batch
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent import futures
 from typing import TYPE_CHECKING, Any
 
 from . import types
@@ -140,7 +141,7 @@ class ServerConnection:
             # The engine's watchdog ends the call at its deadline; the margin only guards
             # against the watchdog itself being gone.
             return future.result(timeout + 5.0)
-        except TimeoutError as exc:  # an Answer's (on 3.10 not concurrent.futures')
+        except (TimeoutError, futures.TimeoutError) as exc:  # the same class from 3.11
             if isinstance(exc, McpError):
                 raise
             raise RequestTimeout(f"no answer to {method} from the client") from None

@@ -16,11 +16,11 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent import futures
 from concurrent.futures import Executor, Future
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
-from ._answer import Answer
 from ._client_handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -329,8 +329,8 @@ class Client(RequestMethods):
         return self._typed_async(self._send(method, params, timeout, on_progress), _same)
 
     def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-              on_progress: ProgressCallback | None) -> Answer[dict[str, Any]]:
-        # The engine's own Answer: completed on the reader thread, so never handed out.
+              on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
+        # The engine's own Future: completed on the reader thread, so never handed out.
         return self._engine.request(
             method, params, timeout=self.timeout if timeout is None else timeout,
             on_progress=on_progress, max_timeout=self.max_timeout)
@@ -396,21 +396,21 @@ class Client(RequestMethods):
                 log.warning("could not restore %s %s in the new session: %s",
                             method, params, exc)
 
-    def _wait(self, future: Answer[dict[str, Any]], timeout: float) -> dict[str, Any]:
+    def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
         # The engine's watchdog ends every call at its deadline; the margin only guards
         # against the watchdog itself being gone.
         try:
             return future.result(max(timeout, self.max_timeout) + 5.0)
-        except TimeoutError as exc:  # an Answer's (on 3.10 not concurrent.futures')
+        except (TimeoutError, futures.TimeoutError) as exc:  # the same class from 3.11
             if isinstance(exc, McpError):
                 raise
             raise RequestTimeout("no answer from the server") from None
 
-    def _typed_async(self, future: Answer[dict[str, Any]],
+    def _typed_async(self, future: Future[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
         outer: Future[T] = Future()
 
-        def transfer(done: Answer[dict[str, Any]]) -> None:
+        def transfer(done: Future[dict[str, Any]]) -> None:
             if not outer.set_running_or_notify_cancel():
                 return
             error = done.exception()
@@ -422,7 +422,7 @@ class Client(RequestMethods):
             except Exception as exc:
                 outer.set_exception(exc)
 
-        def dispatch(done: Answer[dict[str, Any]]) -> None:
+        def dispatch(done: Future[dict[str, Any]]) -> None:
             # Never run user callbacks on the reader thread that completed ``done``.
             try:
                 if self._callback_executor is not None:

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-import mcp_sync._threads as threads_module
 from mcp_sync import Client, Context, Server, types
 from mcp_sync._engine import Engine, IncomingRequest
 from mcp_sync._protocol import Role, Session
@@ -624,41 +623,34 @@ def test_nested_request_while_the_client_waits_jsonrpc_15(server: Server) -> Non
 
 
 @pytest.mark.timeout(20)
-def test_a_handler_served_where_it_was_read_can_wait_for_its_own_request(
-        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request is served on the thread that read it; when its handler sends a request
-    of its own, the reading moves on at once. With the hold longer than the test's
-    timeout, nothing else could bring the answer in."""
-    monkeypatch.setattr(threads_module, "HOLD_FOR", 3600.0)
-    with connected(server, timeout=10) as (client, _):
-        assert _text(client.call_tool("nested")) == "nested ping answered"
-        assert _text(client.call_tool("nested")) == "nested ping answered"
-
-
-@pytest.mark.timeout(20)
-def test_sequential_requests_are_served_by_one_thread_that_reads_them_all(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """No thread hand-off on a short sequential call: the thread that read a request
-    served it (under a worker's name) and read the next. (The hold is made long so that a
-    slow host cannot make a call outlast it.)"""
-    monkeypatch.setattr(threads_module, "HOLD_FOR", 3600.0)
-    served_on: list[threading.Thread] = []
-    made = Server("one-thread", version="1.0.0")
+def test_handlers_run_on_workers_never_on_the_reader_jsonrpc_15() -> None:
+    """DESIGN "Threads": the reader parses and hands on, and never runs user code, so a
+    handler that blocks never stops it: the client's ping is answered meanwhile."""
+    served_on: list[str] = []
+    release = threading.Event()
+    made = Server("one-reader", version="1.0.0")
 
     @made.tool()
     def where() -> str:
-        served_on.append(threading.current_thread())
-        return threading.current_thread().name
+        served_on.append(threading.current_thread().name)
+        return "here"
 
-    with connected(made, timeout=10) as (client, connection):
-        names = {_text(client.call_tool("where")) for _ in range(20)}
-        client.ping()  # answered by the reader: by then the last serving thread reads again
-        readers = [t for t in threading.enumerate()
-                   if t.name == connection.engine._threads.name("reader")]
-    assert len(set(served_on)) == 1
-    assert len(names) == 1 and "reader" not in names.pop()
-    # Between calls it reads: the one thread is the reader once more.
-    assert readers == served_on[:1]
+    @made.tool()
+    def block() -> str:
+        served_on.append(threading.current_thread().name)
+        release.wait(10)
+        return "released"
+
+    with connected(made, timeout=10) as (client, _):
+        for _ in range(20):
+            assert _text(client.call_tool("where")) == "here"
+        blocked = client.call_tool_async("block")
+        client.ping(timeout=5)
+        assert _text(client.call_tool("where", timeout=5)) == "here"
+        release.set()
+        assert _text(blocked.result(10)) == "released"
+    assert len(served_on) == 22
+    assert all(":worker-" in name and not name.endswith(":reader") for name in served_on)
 
 
 @pytest.mark.timeout(20)
@@ -1045,20 +1037,3 @@ def test_memory_transport_end_is_sticky_and_reads_can_time_out_gen_3() -> None:
     a.close()
     with pytest.raises(ConnectionClosed):
         a.write_frame(b"{}")
-
-
-def test_lazy_event_behaves_like_an_event() -> None:
-    """The per-request cancellation flag: set before or during a wait, timeouts."""
-    from mcp_sync._threads import LazyEvent
-
-    flag = LazyEvent()
-    assert not flag.is_set()
-    assert flag.wait(0.01) is False
-    done: list[bool] = []
-    waiter = threading.Thread(target=lambda: done.append(flag.wait(10)))
-    waiter.start()
-    flag.set()
-    waiter.join(10)
-    assert done == [True]
-    assert flag.is_set()
-    assert flag.wait() is True

@@ -16,11 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each is loaded only by the feature that needs it: the client and its HTTP stack,
 # spawning processes, media and cursors (base64), guessing types from names (mimetypes),
-# executor futures (the client's *_async methods), the in-memory transport pair (and
-# queue with it), and the types of features this server does not offer or use (see
-# types._LAZY).
+# the in-memory transport pair, and the types of features this server does not offer or
+# use (see types._LAZY). (concurrent.futures and queue are the engine's own threads.)
 NOT_AT_START = ("base64", "mimetypes", "subprocess", "requests", "urllib3", "werkzeug",
-                "http.client", "concurrent.futures", "queue", "mcp_sync.transports.memory",
+                "http.client", "mcp_sync.transports.memory",
                 "mcp_sync.client", "mcp_sync.transports.http_client",
                 "mcp_sync.transports.http_server", "mcp_sync._types_prompts",
                 "mcp_sync._types_completion", "mcp_sync._types_client_features",

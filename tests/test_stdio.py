@@ -470,28 +470,6 @@ def test_line_reader_close_interrupts_a_blocked_read_stdio_8() -> None:
 
 
 @pytest.mark.timeout(10)
-def test_line_reader_tells_whether_a_whole_line_is_buffered() -> None:
-    """has_line: what the engine asks before it serves a request on the reading thread.
-    A partial line is not one; searching it leaves read_line the same lines to return."""
-    read_fd, write_fd = os.pipe()
-    reader = LineReader(read_fd)
-    try:
-        assert not reader.has_line()
-        os.write(write_fd, b"first\nsecond\nthi")
-        assert reader.read_line() == b"first"
-        assert reader.has_line()
-        assert reader.read_line() == b"second"
-        assert not reader.has_line()  # "thi" is not a line yet
-        os.write(write_fd, b"rd\n")
-        assert reader.read_line() == b"third"
-        assert not reader.has_line()
-    finally:
-        reader.close()
-        os.close(read_fd)
-        os.close(write_fd)
-
-
-@pytest.mark.timeout(10)
 def test_line_reader_lines_limits_and_eof_stdio_8() -> None:
     """CRLF and blank lines, lines over the limit (whole or streamed), a last line
     without a newline."""
@@ -542,7 +520,6 @@ def test_line_reader_one_line_per_read_stdio_8() -> None:
     try:
         one_read(b'{"a": 1}\n')
         assert reader.read_line() == b'{"a": 1}'
-        assert not reader.has_line()
         one_read(b"crlf\r\n")
         assert reader.read_line() == b"crlf"
         # A blank line read on its own is skipped, and the next read's line returned: the
@@ -566,7 +543,6 @@ def test_line_reader_one_line_per_read_stdio_8() -> None:
         assert reader.read_line() == b"z" * 100
         one_read(b"first\npar")  # more than one line's worth: the long way
         assert reader.read_line() == b"first"
-        assert not reader.has_line()
         one_read(b"tial\n")  # completes the line begun in the read before
         assert reader.read_line() == b"partial"
         # Longer than a pipe holds: read in pieces, each discarded, the last one the

@@ -64,14 +64,6 @@ class Transport(abc.ABC):
         """
         self.write(message, related_to=related_to)
 
-    def has_buffered(self) -> bool:
-        """True when a frame has arrived that :meth:`read` would return without waiting.
-
-        The engine serves a request on the thread that read it only when no other
-        message is already waiting to be read. The default, False, is always safe.
-        """
-        return False
-
     def attach_receiver(self, receiver: Receiver) -> bool:
         """Offer to hand each incoming message to ``receiver`` on the thread that got it.
 

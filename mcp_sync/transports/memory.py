@@ -40,9 +40,6 @@ class MemoryTransport(Transport):
         frame = self.read_frame()
         return None if frame is None else decode_frame(frame)
 
-    def has_buffered(self) -> bool:
-        return not self._inbox.empty()
-
     def read_frame(self, timeout: float | None = None) -> bytes | None:
         """The next frame as it was encoded; None at the end or after :meth:`close`.
 

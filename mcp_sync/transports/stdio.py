@@ -133,14 +133,6 @@ class LineReader:
                 return rest or None
             self._buffer += self._scratch_view[:count]
 
-    def has_line(self) -> bool:
-        """True when the buffer holds a whole line (perhaps a blank one) not yet read."""
-        if self._buffer.find(b"\n", self._scanned) >= 0:
-            return True
-        # What was searched holds no line break: read_line need not search it again.
-        self._scanned = len(self._buffer)
-        return False
-
     def _take(self, end: int) -> bytes:
         # Through a view, so that a large line is copied once rather than twice.
         with memoryview(self._buffer) as view:
@@ -327,9 +319,6 @@ class StdioClientTransport(Transport):
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
 
-    def has_buffered(self) -> bool:
-        return self._reader.has_line()
-
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
         self._send(encode(message) + b"\n", None)
@@ -495,9 +484,6 @@ class StdioServerTransport(Transport):
 
     def read(self) -> Incoming | None:
         return _frame(self._reader.read_line(), self._max_message_size)
-
-    def has_buffered(self) -> bool:
-        return self._reader.has_line()
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
