@@ -35,6 +35,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.v import format_exception
 
 from mcp_sync import types
+from mcp_sync._text_items import structure_with_text, unstructure_with_text
+from mcp_sync._types_common import TextContent
 from mcp_sync.errors import InvalidParams
 
 __all__ = ["converter", "from_wire", "make_converter", "prepare_decoding", "to_wire"]
@@ -50,6 +52,7 @@ UnstructureHook = Callable[[Any], Any]
 _EXTRA_KEY = "__mcp_sync_extra__"
 # Fields whose single Literal value identifies the class inside a union.
 _DISCRIMINATORS = ("type", "method")
+_MISSING = object()
 # Cap on the problems listed in one error message; a huge bad batch stays readable.
 _MAX_REPORTED = 5
 
@@ -199,13 +202,21 @@ def _is_mapping(t: Any) -> bool:
     return get_origin(t) in (dict, Mapping)
 
 
+def _admits_text(item_type: Any) -> bool:
+    return item_type is TextContent or (_is_class_union(item_type)
+                                        and TextContent in get_args(item_type))
+
+
 def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
     item_type = (get_args(list_type) or (Any,))[0]
     item_hook = conv.get_structure_hook(item_type)
+    with_text = structure_with_text(item_type, item_hook) if _admits_text(item_type) else None
 
     def structure_list(value: Any, _: Any) -> list[Any]:
         if not isinstance(value, list):
             raise _fail("array", value)
+        if with_text is not None:
+            return with_text(value)
         return [item_hook(item, item_type) for item in value]
 
     def structure_list_detailed(value: Any, _: Any) -> list[Any]:
@@ -264,6 +275,19 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHo
     fields = attrs.fields(cls)
     overrides: dict[str, Any] = {f.name: override(rename=_wire_name(f.name)) for f in fields}
     overrides["extra"] = override(rename=_EXTRA_KEY, struct_hook=_keep)
+    found = _discriminator(cls)
+    # A discriminator with one allowed value has it as its default, for the caller's
+    # convenience, yet must be on the wire. It is checked here, and the instance takes the
+    # declared string (shared by every item of a long list) rather than a decoded copy.
+    tag = found[0] if found is not None and found[1] is not None else None
+    if tag is not None:
+        tag_type = attrs.fields_dict(cls)[tag].type
+        allowed = get_args(tag_type)
+        if len(allowed) != 1:
+            tag = None
+    if tag is not None:
+        overrides[tag] = override(omit=True)
+        declared = allowed[0]
     generated = make_dict_structure_fn(
         cls,
         conv,
@@ -272,16 +296,17 @@ def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHo
         **overrides,
     )
     known = frozenset(_wire_name(f.name) for f in fields if f.name != "extra")
-    found = _discriminator(cls)
-    # A discriminator has a default for the caller's convenience, yet must be on the wire.
-    must_have = found[0] if found is not None and found[1] is not None else None
-    must_have_type = attrs.fields_dict(cls)[must_have].type if must_have else None
 
     def structure_class(value: Any, _: Any) -> Any:
         if not isinstance(value, dict):
             raise _fail("object", value)
-        if must_have is not None and must_have not in value:
-            _raise_at_field(cls, must_have, must_have_type, KeyError(must_have))
+        if tag is not None:
+            given = value.get(tag, _MISSING)
+            if given is _MISSING:
+                _raise_at_field(cls, tag, tag_type, KeyError(tag))
+            if not (isinstance(given, str) and given == declared):
+                problem = _BadValue(f"expected one of {declared!r}, got {given!r}")
+                _raise_at_field(cls, tag, tag_type, problem)
         if not known.issuperset(value):
             unknown = {k: v for k, v in value.items() if k not in known}
             value = {**value, _EXTRA_KEY: unknown}
@@ -436,6 +461,9 @@ def make_converter(*, detailed_validation: bool = False) -> cattrs.Converter:
         attrs.has, lambda t: _structure_class_hook(conv, t))
 
     conv.register_unstructure_hook_factory(_is_mapping, lambda _: _keep)
+    conv.register_unstructure_hook_factory(
+        lambda t: _is_list(t) and _admits_text((get_args(t) or (Any,))[0]),
+        lambda t: unstructure_with_text(conv.get_unstructure_hook(get_args(t)[0])))
     conv.register_unstructure_hook_factory(
         _is_union, lambda t: _unstructure_union_hook(conv, t)
     )

@@ -674,3 +674,25 @@ def test_classes_built_on_a_wire_class_are_filled_as_ever() -> None:
             obj.name = "changed"
     with pytest.raises(TypeError, match="unexpected keyword argument 'age'"):
         Plain(name="p", age=1)  # type: ignore[call-arg]
+
+
+def test_content_lists_decode_and_encode_every_kind_of_text_item_alike() -> None:
+    """Plain text items, text items with more members, other kinds and bad items in one
+    list: each comes back as it went, and a bad one is reported with its index."""
+    items: list[Any] = [
+        {"type": "text", "text": "plain"},
+        {"type": "text", "text": "noted", "annotations": {"priority": 0.5}},
+        {"type": "text", "text": "newer", "title": "kept in extra"},
+        {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+        {"type": "text", "text": "plain again"},
+    ]
+    result = from_wire({"content": items}, types.CallToolResult)
+    assert result.content[0] == types.TextContent(text="plain")
+    assert result.content[2].extra == {"title": "kept in extra"}
+    assert to_wire(result) == {"content": items}
+    for bad, problem in (({"type": "text", "text": 1}, r"\$\.content\[1\]\.text"),
+                         ({"type": "text"}, r"\$\.content\[1\]\.text"),
+                         ({"type": 7, "text": "x"}, r"\$\.content\[1\]\.type"),
+                         ("text", r"\$\.content\[1\]")):
+        with pytest.raises(InvalidParams, match=problem):
+            from_wire({"content": [items[0], bad]}, types.CallToolResult)
