@@ -4,9 +4,9 @@ cattrs' generated functions decode an item through four calls (the union's hook,
 class's hook, the generated function, the string's hook) before attrs' ``__init__``
 builds it, and encode it through three. A 10,000-item tool result is nearly all items
 of one shape, ``{"type": "text", "text": "..."}`` with nothing else, and those calls
-were twice the time attrs' ``__init__`` takes to build the items: without this module
-the 10,000-item benchmark row falls short of its target (docs/benchmarks.md, "Large
-results"). A text item of exactly that shape is built or written here in the list's own
+cost more than attrs' ``__init__`` building the items: without this module the
+10,000-item benchmark row falls short of its target (figures in docs/benchmarks.md,
+"Large results"). A text item of exactly that shape is built or written here in the list's own
 loop; any other item, and any list in which a text item is not plain, goes through the
 converter's hooks as ever, which also find and report what is wrong.
 """
