@@ -51,14 +51,13 @@ class RequestMethods:
 
     def _typed(self, method: str, params: dict[str, Any] | None, cls: type[T],
                timeout: float | None, on_progress: ProgressCallback | None = None) -> T:
-        # The answer's data is ours alone: decoding may use it up (see from_wire).
         return from_wire(self.send_request(method, params, timeout=timeout,
-                                           on_progress=on_progress), cls, consume=True)
+                                           on_progress=on_progress), cls)
 
     def _typed_future(self, method: str, params: dict[str, Any] | None, cls: type[T],
                       timeout: float | None, on_progress: ProgressCallback | None) -> Future[T]:
         future = self._send(method, params, timeout, on_progress)
-        return self._typed_async(future, lambda raw: from_wire(raw, cls, consume=True))
+        return self._typed_async(future, lambda raw: from_wire(raw, cls))
 
     # --- utilities ---------------------------------------------------------------------------
 

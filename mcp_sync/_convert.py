@@ -1,19 +1,24 @@
 """Conversion between the classes of :mod:`mcp_sync.types` and JSON-ready data.
 
 :func:`to_wire` and :func:`from_wire` are the only entry points the rest of the library
-uses. Both run on one private cattrs converter (:data:`converter`) whose hooks are
-generated once per type, the first time that type is converted.
+uses. Both run on private cattrs converters made by :func:`make_converter`, whose
+functions for each class cattrs generates the first time that class is converted.
 
 Decoding is strict, because what arrives comes from another program: a string field takes
 only a ``str``, an integer field only an ``int`` (never a ``bool``), a number field an
-``int`` or a ``float`` that is kept as it is. Anything wrong becomes
-:class:`~mcp_sync.errors.InvalidParams` naming the path of the offending member, e.g.
-``$.content[2].text``. Members this revision does not define are kept in ``extra``.
+``int`` or a ``float`` that is kept as it is. Members this revision does not define are
+kept in ``extra``.
+
+A message is decoded by :data:`converter`, made without cattrs' detailed validation: its
+generated functions give up at the first thing that does not fit. Only then does the
+detailed converter decode the message again, to say what is wrong: anything it turns
+down becomes :class:`~mcp_sync.errors.InvalidParams` naming the path of each offending
+member, e.g. ``$.content[2].text``. A well-formed message never pays for that
+bookkeeping.
 """
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from types import NoneType, UnionType
 from typing import Any, Literal, NoReturn, TypeVar, Union, get_args, get_origin
 
@@ -26,25 +31,15 @@ from cattrs.errors import (
     IterableValidationNote,
     StructureHandlerNotFoundError,
 )
-from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.v import format_exception
 
 from mcp_sync import types
-from mcp_sync._fast_structure import compile_list_structure, prepare_structure
-from mcp_sync._model import NO_EXTRA
-from mcp_sync._wire_text import (
-    DeferredList,
-    ItemText,
-    ListText,
-    Unlisted,
-    compile_item_text,
-    compile_list_text,
-)
+from mcp_sync._text_items import structure_with_text, unstructure_with_text
+from mcp_sync._types_common import TextContent
 from mcp_sync.errors import InvalidParams
 
-__all__ = ["converter", "from_wire", "make_converter", "prepare_decoding", "to_answer",
-           "to_wire"]
+__all__ = ["converter", "from_wire", "make_converter", "prepare_decoding", "to_wire"]
 
 T = TypeVar("T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -57,13 +52,9 @@ UnstructureHook = Callable[[Any], Any]
 _EXTRA_KEY = "__mcp_sync_extra__"
 # Fields whose single Literal value identifies the class inside a union.
 _DISCRIMINATORS = ("type", "method")
+_MISSING = object()
 # Cap on the problems listed in one error message; a huge bad batch stays readable.
 _MAX_REPORTED = 5
-#: The shortest list of classes decoded, or written in an answer, by code compiled for its
-#: whole list type in one loop. Compiling it for the five kinds of content item cost a
-#: connection's first tool call about 3 ms, most of that call's time, and saves less than
-#: a microsecond an item.
-INLINE_FROM = 32
 
 
 class _BadValue(ValueError):
@@ -181,7 +172,7 @@ def _literal_hook(literal: Any) -> StructureHook:
 
 
 class _ByClass(dict[type[Any], _F]):
-    """A function for each of a list's item classes, made when an item of it first comes;
+    """A function for each of a union's member classes, made when an item of it first comes;
     a KeyError for any other class."""
 
     def __init__(self, classes: tuple[type[Any], ...], make: Callable[[type[Any]], _F]) -> None:
@@ -211,82 +202,39 @@ def _is_mapping(t: Any) -> bool:
     return get_origin(t) in (dict, Mapping)
 
 
-def _inline_members(item_hook: StructureHook) -> tuple[
-        str | None, dict[str | None, tuple[type[Any], str | None]]]:
-    """What a list's one-loop form decodes: the tag key (None for a single class) and each
-    tag's class with its ``must_have``; no members when the items have no fast path."""
-    spec: tuple[type[Any], str | None] | None = getattr(item_hook, "fast_spec", None)
-    if spec is not None:
-        return None, {None: spec}
-    tagged: Callable[[], tuple[str, dict[str | None, tuple[type[Any], str | None]]]] | None = (
-        getattr(item_hook, "fast_specs_by_tag", None))
-    return tagged() if tagged is not None else (None, {})
+def _admits_text(item_type: Any) -> bool:
+    return item_type is TextContent or (_is_class_union(item_type)
+                                        and TextContent in get_args(item_type))
 
 
 def _list_hook(conv: cattrs.Converter, list_type: Any) -> StructureHook:
     item_type = (get_args(list_type) or (Any,))[0]
     item_hook = conv.get_structure_hook(item_type)
-    # Items of a class, or of a union told apart by a tag, are decoded in one loop with
-    # no hook call per item: a list of 10,000 content items is the common large result.
-    # Each form of that loop is compiled when a list of INLINE_FROM items first needs it
-    # (a client uses up the lists of its answers; see from_wire). A shorter list is
-    # decoded item by item, by the hook of each item's own class: a connection's first
-    # answers, with a few items, then compile only the classes they hold.
-    loops: dict[bool, Callable[..., list[Any]] | None] = {}
-
-    def loop(consume: bool) -> Callable[..., list[Any]] | None:
-        if consume not in loops:  # a race between threads only compiles it twice
-            tag_key, members = _inline_members(item_hook)
-            loops[consume] = compile_list_structure(
-                members, tag_key, conv.get_structure_hook, _wire_name,
-                consume=consume) if members else None
-        return loops[consume]
+    with_text = structure_with_text(item_type, item_hook) if _admits_text(item_type) else None
 
     def structure_list(value: Any, _: Any) -> list[Any]:
-        if value.__class__ is list and len(value) >= INLINE_FROM:
-            consumed = _consumed.get()
-            fast_list = loop(consumed is not None)
-            if fast_list is None:
-                pass
-            elif consumed is None:
-                try:
-                    return fast_list(value)
-                except Exception:
-                    pass  # the item hooks below find and report the problem
-            else:
-                decoded: list[Any] = []
-                try:
-                    fast_list(value, decoded)
-                    consumed.append((value, decoded))
-                    return decoded
-                except Exception:
-                    _put_back(conv, value, decoded)  # for the item hooks below, as it was
         if not isinstance(value, list):
             raise _fail("array", value)
-        try:
-            return [item_hook(item, item_type) for item in value]
-        except Exception:
-            # The fast path stops at the first bad item; report every one, with its index.
-            errors: list[Exception] = []
-            for index, item in enumerate(value):
-                try:
-                    item_hook(item, item_type)
-                except Exception as exc:
-                    _add_note(exc, IterableValidationNote(f"item {index}", index, item_type))
-                    errors.append(exc)
-            raise IterableValidationError("While structuring a list", errors, list_type) from None
+        if with_text is not None:
+            return with_text(value)
+        return [item_hook(item, item_type) for item in value]
 
-    return structure_list
+    def structure_list_detailed(value: Any, _: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise _fail("array", value)
+        result: list[Any] = []
+        errors: list[Exception] = []
+        for index, item in enumerate(value):
+            try:
+                result.append(item_hook(item, item_type))
+            except Exception as exc:
+                _add_note(exc, IterableValidationNote(f"item {index}", index, item_type))
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError("While structuring a list", errors, list_type)
+        return result
 
-
-def _put_back(conv: cattrs.Converter, values: list[Any], decoded: list[Any]) -> None:
-    """Undo a consuming list function: the items it replaced by None, as wire data again.
-
-    Each was plainly valid, so its wire data decodes to an equal instance; the detailed
-    path then sees a list that holds what it held, and reports what it would have.
-    """
-    for index, obj in enumerate(decoded):
-        values[index] = conv.unstructure(obj)
+    return structure_list_detailed if conv.detailed_validation else structure_list
 
 
 def _mapping_hook(conv: cattrs.Converter, mapping_type: Any) -> StructureHook:
@@ -323,63 +271,47 @@ def _mapping_hook(conv: cattrs.Converter, mapping_type: Any) -> StructureHook:
 # --- Attrs classes -------------------------------------------------------------------------
 
 
-def _structure_class_hook(conv: cattrs.Converter, cls: type[Any], fast_path: bool) -> StructureHook:
+def _structure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> StructureHook:
     fields = attrs.fields(cls)
     overrides: dict[str, Any] = {f.name: override(rename=_wire_name(f.name)) for f in fields}
     overrides["extra"] = override(rename=_EXTRA_KEY, struct_hook=_keep)
-    # cattrs' detailed function is generated and compiled when the fast path first turns
-    # something down: well-formed messages never need it, and a connection's first
-    # messages would otherwise wait for one compile more per class they hold.
-    generated: Callable[[Any, Any], Any] | None = None
-
-    def detailed(value: Any) -> Any:
-        nonlocal generated
-        if generated is None:
-            generated = make_dict_structure_fn(
-                cls,
-                conv,
-                _cattrs_forbid_extra_keys=False,
-                _cattrs_detailed_validation=True,
-                **overrides,
-            )
-        return generated(value, cls)
-
-    known = frozenset(_wire_name(f.name) for f in fields if f.name != "extra")
     found = _discriminator(cls)
-    # A discriminator has a default for the caller's convenience, yet must be on the wire.
-    must_have = found[0] if found is not None and found[1] is not None else None
-    must_have_type = attrs.fields_dict(cls)[must_have].type if must_have else None
-    compile_fast = (prepare_structure(cls, conv.get_structure_hook, _wire_name, must_have)
-                    if fast_path else None)
-    fast: Callable[[dict[str, Any]], Any] | None = None
+    # A discriminator with one allowed value has it as its default, for the caller's
+    # convenience, yet must be on the wire. It is checked here, and the instance takes the
+    # declared string (shared by every item of a long list) rather than a decoded copy.
+    tag = found[0] if found is not None and found[1] is not None else None
+    if tag is not None:
+        tag_type = attrs.fields_dict(cls)[tag].type
+        allowed = get_args(tag_type)
+        if len(allowed) != 1:
+            tag = None
+    if tag is not None:
+        overrides[tag] = override(omit=True)
+        declared = allowed[0]
+    generated = make_dict_structure_fn(
+        cls,
+        conv,
+        _cattrs_forbid_extra_keys=False,
+        _cattrs_detailed_validation=conv.detailed_validation,
+        **overrides,
+    )
+    known = frozenset(_wire_name(f.name) for f in fields if f.name != "extra")
 
     def structure_class(value: Any, _: Any) -> Any:
-        nonlocal fast
-        if compile_fast is not None and value.__class__ is dict:
-            if fast is None:  # a race between threads only compiles it twice
-                fast = compile_fast()
-            try:
-                return fast(value)
-            except Exception:
-                pass  # the detailed path below finds and reports the problem
         if not isinstance(value, dict):
             raise _fail("object", value)
-        if must_have is not None and must_have not in value:
-            _raise_at_field(cls, must_have, must_have_type, KeyError(must_have))
+        if tag is not None:
+            given = value.get(tag, _MISSING)
+            if given is _MISSING:
+                _raise_at_field(cls, tag, tag_type, KeyError(tag))
+            if not (isinstance(given, str) and given == declared):
+                problem = _BadValue(f"expected one of {declared!r}, got {given!r}")
+                _raise_at_field(cls, tag, tag_type, problem)
         if not known.issuperset(value):
             unknown = {k: v for k, v in value.items() if k not in known}
             value = {**value, _EXTRA_KEY: unknown}
-        return detailed(value)
+        return generated(value, cls)
 
-    def compile_now() -> None:
-        nonlocal fast
-        if compile_fast is not None and fast is None:
-            fast = compile_fast()
-
-    # Read by the union and list hooks, which compile the same decoding into their own.
-    structure_class.fast_spec = (  # type: ignore[attr-defined]
-        (cls, must_have) if compile_fast is not None else None)
-    structure_class.compile_now = compile_now  # type: ignore[attr-defined] # see prepare_decoding
     return structure_class
 
 
@@ -401,7 +333,6 @@ def _unstructure_class_hook(conv: cattrs.Converter, cls: type[Any]) -> Unstructu
                     result[key] = item
         return result
 
-    unstructure_class.plain = generated  # type: ignore[attr-defined] # for an empty extra
     return unstructure_class
 
 
@@ -437,8 +368,8 @@ def _tag_hook(
 ) -> StructureHook:
     table = {tag: member for member, tag in tags.items() if tag is not None}
     fallback = next((member for member, tag in tags.items() if tag is None), None)
-    # Each member's hook is made when an item of it first comes (see _list_hook): a
-    # content item of one kind then leaves the other kinds' decoding unbuilt.
+    # Each member's hook is made when an item of it first comes: a content item of one
+    # kind then leaves the other kinds' decoding ungenerated.
     hooks: _ByClass[StructureHook] = _ByClass(tuple(tags), conv.get_structure_hook)
     expected = ", ".join(repr(tag) for tag in table)
 
@@ -456,12 +387,6 @@ def _tag_hook(
             cls = fallback
         return hooks[cls](value, cls)
 
-    def fast_specs_by_tag() -> tuple[str, dict[str | None, tuple[type[Any], str | None]]]:
-        """For a list's one-loop form: every tagged member with a fast path."""
-        return key, {tag: spec for tag, member in table.items()
-                     if (spec := getattr(hooks[member], "fast_spec", None)) is not None}
-
-    by_tag.fast_specs_by_tag = fast_specs_by_tag  # type: ignore[attr-defined]
     return by_tag
 
 
@@ -508,71 +433,17 @@ def _unstructure_union_hook(conv: cattrs.Converter, union: Any) -> UnstructureHo
     return unstructure_union
 
 
-def _unwritable(obj: Any) -> str:
-    raise Unlisted(f"no JSON text is compiled for {obj.__class__.__name__}")
+# --- The converters ------------------------------------------------------------------------
 
 
-def _unstructure_list_hook(conv: cattrs.Converter, list_type: Any) -> UnstructureHook:
-    item_type = (get_args(list_type) or (Any,))[0]
-    members = get_args(item_type) if _is_union(item_type) else (item_type,)
-    if not all(attrs.has(m) for m in members):
-        return lambda value: [conv.unstructure(item) for item in value]
-    # One lookup by class per item instead of a call through the union's hook, and for
-    # an item with nothing in ``extra`` (nearly every one) straight to cattrs' function.
-    by_class: _ByClass[UnstructureHook] = _ByClass(members, conv.get_unstructure_hook)
-    plain: _ByClass[UnstructureHook] = _ByClass(
-        members, lambda m: getattr(by_class[m], "plain", by_class[m]))
-    identities = (identity, _keep)
-    # The member of each class never left out: its discriminator, if it has one.
-    never_omitted = {m: (_discriminator(m) or (None,))[0] for m in members}
-    item_writers: _ByClass[ItemText] = _ByClass(members, lambda m: compile_item_text(
-        m, never_omitted[m], by_class[m], conv.get_unstructure_hook, _wire_name,
-        identities) or _unwritable)
-    list_writers: list[ListText | None] = []
-
-    def list_writer() -> ListText | None:
-        if not list_writers:  # a race between threads only compiles it twice
-            list_writers.append(compile_list_text(
-                [(m, never_omitted[m], by_class[m]) for m in members],
-                conv.get_unstructure_hook, _wire_name, identities))
-        return list_writers[0]
-
-    def short_list_text(values: Sequence[Any]) -> str:
-        if len(values) == 1:  # the most common answer of all: one text
-            obj = values[0]
-            return "[" + item_writers[obj.__class__](obj) + "]"
-        return "[" + ",".join([item_writers[obj.__class__](obj) for obj in values]) + "]"
-
-    def wire_list(value: Any) -> list[Any]:
-        try:
-            return [plain[item.__class__](item) if item.extra is NO_EXTRA
-                    else by_class[item.__class__](item) for item in value]
-        except (KeyError, AttributeError):  # a subclass, or something else entirely
-            return [conv.unstructure(item) for item in value]
-
-    def unstructure_list(value: Any) -> Any:
-        if not _answering.get():
-            return wire_list(value)
-        # As for decoding (see _list_hook), a list of fewer than INLINE_FROM items is
-        # written item by item, and compiles only the functions of its own items' classes.
-        if len(value) < INLINE_FROM:
-            return DeferredList(value, short_list_text, wire_list)
-        write = list_writer()
-        return wire_list(value) if write is None else DeferredList(value, write, wire_list)
-
-    return unstructure_list
-
-
-# --- The converter -------------------------------------------------------------------------
-
-
-def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
+def make_converter(*, detailed_validation: bool = False) -> cattrs.Converter:
     """Build a converter for the MCP types, with strict, lossless primitive hooks.
 
-    Without ``fast_path`` every class is decoded by the detailed structuring alone and
-    lists are encoded by cattrs' own hook; the tests compare the two.
+    Without ``detailed_validation`` a failure is whatever exception stops the generated
+    function first; with it, a cattrs validation error that holds every failure with its
+    path (see :func:`from_wire`).
     """
-    conv = cattrs.Converter(detailed_validation=True)
+    conv = cattrs.Converter(detailed_validation=detailed_validation)
 
     for primitive, hook in (
         (str, _structure_str),
@@ -587,12 +458,12 @@ def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_mapping, lambda t: _mapping_hook(conv, t))
     conv.register_structure_hook_factory(_is_class_union, lambda t: _union_hook(conv, t))
     conv.register_structure_hook_factory(
-        attrs.has, lambda t: _structure_class_hook(conv, t, fast_path))
+        attrs.has, lambda t: _structure_class_hook(conv, t))
 
     conv.register_unstructure_hook_factory(_is_mapping, lambda _: _keep)
-    if fast_path:
-        conv.register_unstructure_hook_factory(
-            _is_list, lambda t: _unstructure_list_hook(conv, t))
+    conv.register_unstructure_hook_factory(
+        lambda t: _is_list(t) and _admits_text((get_args(t) or (Any,))[0]),
+        lambda t: unstructure_with_text(conv.get_unstructure_hook(get_args(t)[0])))
     conv.register_unstructure_hook_factory(
         _is_union, lambda t: _unstructure_union_hook(conv, t)
     )
@@ -603,11 +474,8 @@ def make_converter(*, fast_path: bool = True) -> cattrs.Converter:
 
 
 converter = make_converter()
-# True while to_answer runs (in its own context): the list hooks then defer their dicts.
-_answering: ContextVar[bool] = ContextVar("mcp_sync_answering", default=False)
-# While ``from_wire(..., consume=True)`` runs: each list it used up, with its instances.
-_Consumed = list[tuple[list[Any], list[Any]]]
-_consumed: ContextVar[_Consumed | None] = ContextVar("mcp_sync_consumed", default=None)
+# Made, with its functions, only when a message first fails to decode.
+_detailed = functools.cache(functools.partial(make_converter, detailed_validation=True))
 
 
 @functools.cache
@@ -657,70 +525,30 @@ def _problems(exc: BaseException, path: str = "$") -> list[str]:
 
 
 def prepare_decoding(cls: type[Any]) -> None:
-    """Compile the decoding of ``cls`` and of every class its members may hold now, rather
-    than when the first message holding each arrives.
+    """Have cattrs generate the decoding of ``cls`` and of the classes its members hold
+    now, rather than when the first message holding it arrives.
 
     For a caller with time to spare before a message it will surely decode: a client
     waiting for the server's ``initialize`` answer while the server starts.
     """
-    pending: list[Any] = [cls]
-    seen: set[Any] = set()
-    while pending:
-        tp = pending.pop()
-        if tp in seen:
-            continue
-        seen.add(tp)
-        if attrs.has(tp):
-            compile_now = getattr(converter.get_structure_hook(tp), "compile_now", None)
-            if compile_now is not None:
-                compile_now()
-            pending.extend(field.type for field in attrs.fields(tp))
-        elif _is_union(tp) or _is_list(tp) or _is_mapping(tp):
-            pending.extend(get_args(tp))
+    converter.get_structure_hook(cls)
 
 
-def to_wire(obj: Any, using: cattrs.Converter = converter) -> Any:
+def to_wire(obj: Any) -> Any:
     """Turn a :mod:`mcp_sync.types` object (or a list of them) into JSON-ready data."""
-    return using.unstructure(obj)
+    return converter.unstructure(obj)
 
 
-def to_answer(obj: Any) -> Any:
-    """:func:`to_wire` for the result of a request we answer, which goes nowhere but to
-    ``jsonrpc.encode``: each list of classes in it stays a :class:`DeferredList` of the
-    objects, written as JSON text without wire dicts in between."""
-    token = _answering.set(True)
+def from_wire(data: Any, cls: type[T]) -> T:
+    """Decode JSON data into ``cls``, raising :class:`InvalidParams` if it does not fit."""
     try:
-        return converter.unstructure(obj)
-    finally:
-        _answering.reset(token)
-
-
-def from_wire(data: Any, cls: type[T], using: cattrs.Converter = converter, *,
-              consume: bool = False) -> T:
-    """Decode JSON data into ``cls``, raising :class:`InvalidParams` if it does not fit.
-
-    With ``consume``, the caller gives up ``data``: the items of its lists of classes are
-    replaced by None as they are decoded, which frees each item's dict as soon as its
-    instance exists (see ``compile_list_structure``). A list the fast path cannot decode
-    plainly is put back as wire data for the detailed path; if the data does not fit,
-    every list used up is put back and the data decoded again as without ``consume``.
-    Either way: the same instance or the same error.
-    """
-    if consume:
-        consumed: _Consumed = []
-        token = _consumed.set(consumed)
-        try:
-            return using.structure(data, cls)
-        except StructureHandlerNotFoundError:
-            raise
-        except Exception:
-            pass  # decoded again below, after the lists are put back
-        finally:
-            _consumed.reset(token)
-        for values, decoded in consumed:
-            _put_back(using, values, decoded)
+        return converter.structure(data, cls)
+    except StructureHandlerNotFoundError:
+        raise
+    except Exception:
+        pass  # the detailed converter below finds and reports the problem
     try:
-        return using.structure(data, cls)
+        return _detailed().structure(data, cls)
     except StructureHandlerNotFoundError:
         raise
     except Exception as exc:

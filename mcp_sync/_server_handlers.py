@@ -24,7 +24,7 @@ import attrs
 
 from . import types
 from ._content import for_profile, to_call_tool_result, to_prompt_messages, to_resource_contents
-from ._convert import from_wire, to_answer
+from ._convert import from_wire, to_wire
 from ._features import Completions, guess_mime_type
 from ._logging import check_level, run_serving
 from .context import Context
@@ -90,7 +90,7 @@ def _decode_cursor(cursor: Any, kind: str) -> int:
 
 
 def _wire(result: Any) -> dict[str, Any]:
-    wire: dict[str, Any] = to_answer(result)
+    wire: dict[str, Any] = to_wire(result)
     return wire
 
 

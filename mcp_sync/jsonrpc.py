@@ -4,7 +4,7 @@
 :class:`Request`, :class:`Notification`, :class:`Response`, :class:`ErrorResponse`, a
 :class:`Batch` of those, or an :class:`Invalid` that says which error to answer with.
 :func:`encode` turns messages back into compact UTF-8 JSON with no raw newline in it, so
-one message is always one line.
+one message is always one line (see ``_codec`` for the JSON reading and writing).
 
 Nothing here knows MCP methods; MCP's stricter rules on ids (never null, never fractional)
 are applied because they are rules of the envelope.
@@ -12,16 +12,13 @@ are applied because they are rules of the envelope.
 
 from __future__ import annotations
 
-import json
-import json.scanner
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeAlias, TypeGuard
 
 import attrs
 
-from ._model import Model, use_fast_inits
-from ._wire_text import DeferredList, dump, dump_ascii
+from ._codec import dumps, loads
+from ._model import Model
 from .errors import InvalidParams, InvalidRequest, ParseError, RpcError
 
 __all__ = [
@@ -116,41 +113,6 @@ class Batch(Model):
 Incoming: TypeAlias = "Message | Invalid | Batch"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    # A literal such as 1e400 is valid JSON but overflows to infinity, which could
-    # never be written back out.
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:40]} is out of range")
-    return value
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-# The C scanner behind ``_decoder.decode`` (typeshed describes its argument wrongly).
-_scan_once: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
-    _decoder)  # type: ignore[arg-type]
-_SPACE = " \t\n\r"  # JSON's whitespace
-
-
-def _loads(text: str) -> Any:
-    """``_decoder.decode(text)``, with the same errors, without its two Python frames
-    around the scanner: on a short message they cost as much as the scan."""
-    try:
-        value, end = _scan_once(text, len(text) - len(text.lstrip(_SPACE)))
-    except StopIteration as exc:
-        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
-    if end != len(text):
-        rest = text[end:]
-        if rest.strip(_SPACE):
-            raise json.JSONDecodeError("Extra data", text,
-                                       end + len(rest) - len(rest.lstrip(_SPACE)))
-    return value
-
-
 def decode(frame: bytes | str) -> Incoming:
     """Parse one frame into messages.
 
@@ -161,7 +123,7 @@ def decode(frame: bytes | str) -> Incoming:
     try:
         if isinstance(frame, bytes):
             frame = frame.decode("utf-8")
-        value = _loads(frame)
+        value = loads(frame)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Invalid(None, ParseError(f"Parse error: {_short(exc)}"))
     if isinstance(value, list):
@@ -289,51 +251,10 @@ def encode(message: Message | Sequence[Message]) -> bytes:
             value that contains itself), or is an empty or mixed batch.
         TypeError: the message holds a value that is not JSON data.
     """
-    wire = to_wire(message)
-    try:
-        if message.__class__ is Response and message.result.__class__ is dict:
-            spliced = _encode_response(message.id, message.result)
-            if spliced is not None:
-                return spliced
-        text = dump(wire)
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate (from a peer's "\ud800" escape, or a surrogate-escaped file
-            # name) has no UTF-8 form; as a \u escape it is still JSON and reaches the peer
-            # unchanged.
-            return dump_ascii(wire).encode("ascii")
-    except RecursionError:
-        raise ValueError("the message refers to itself or is nested too deeply") from None
-
-
-def _encode_response(request_id: RequestId, result: dict[str, Any]) -> bytes | None:
-    """A response whose result holds deferred lists, written with their JSON text (byte
-    for byte what encoding their wire dicts would give), or None for the usual way."""
-    for value in result.values():
-        if value.__class__ is DeferredList:
-            break
-    else:
-        return None
-    members = []
-    for key, value in result.items():
-        if key.__class__ is not str:
-            return None
-        text = value.json_text() if value.__class__ is DeferredList else None
-        if text is None:  # not such a list, or one for json to write (or refuse)
-            text = dump(value)
-        members.append(f"{dump(key)}:{text}")
-    head = f'{{"jsonrpc":"2.0","id":{dump(request_id)},"result":{{'
-    try:
-        return (head + ",".join(members) + "}}").encode("utf-8")
-    except UnicodeEncodeError:
-        return None  # a lone surrogate: the usual way writes it as an escape
+    return dumps(to_wire(message))
 
 
 def _short(exc: BaseException) -> str:
     text = str(exc)
     return text if len(text) <= 200 else text[:197] + "..."
 
-# Made for every message sent or received: the slot-setting __init__ the wire types have
-# (a Request 1.0 to 0.45 µs, timeit).
-use_fast_inits()

@@ -23,8 +23,6 @@ import jsonschema
 import pytest
 
 import mcp_sync.jsonrpc as jsonrpc_module
-from mcp_sync import _convert
-from mcp_sync._wire_text import DeferredList
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -116,17 +114,6 @@ class WireLog:
                 self._allowed -= 1
 
 
-def _written(value: Any) -> Any:
-    """Wire data as it is written: a deferred list (in an answer) as its wire dicts."""
-    if value.__class__ is DeferredList:
-        return [_written(item) for item in value.wire()]
-    if isinstance(value, dict):
-        return {key: _written(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_written(item) for item in value]
-    return value
-
-
 @pytest.fixture(autouse=True)
 def wire(monkeypatch: pytest.MonkeyPatch) -> Iterator[WireLog]:
     """Validates every message encoded in this process while the test runs."""
@@ -142,11 +129,7 @@ def wire(monkeypatch: pytest.MonkeyPatch) -> Iterator[WireLog]:
         finally:
             depth.level = level
         if level == 0:
-            try:
-                written = _written(value)
-            except RecursionError:  # a value that contains itself: encode refuses it
-                written = value
-            log.record(written)
+            log.record(value)
         return value
 
     monkeypatch.setattr(jsonrpc_module, "to_wire", checked_to_wire)
@@ -180,8 +163,7 @@ def _no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     fds_before = _open_fds()
     children_before = _children()
     yield
-    # The library pauses the collector while it decodes a large message (_gc_pause); a
-    # pause must never outlive the decode, even one that failed.
+    # The garbage collector belongs to the application: the library never turns it off.
     assert gc.isenabled(), "the garbage collector was left disabled"
     if request.node.get_closest_marker("allow_leaks"):
         return
@@ -216,12 +198,3 @@ def python_command(*args: str) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_leaks: skip the leak check for this test")
 
-
-@pytest.fixture(params=["every list in one loop", "short lists item by item"])
-def inline_from(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Runs a test twice: with every list of classes decoded and written by the code
-    compiled for its whole list type, and with the library's cut-off
-    (``_convert.INLINE_FROM``), below which a short list goes item by item."""
-    cut_off = 0 if request.param == "every list in one loop" else _convert.INLINE_FROM
-    monkeypatch.setattr(_convert, "INLINE_FROM", cut_off)
-    return cut_off

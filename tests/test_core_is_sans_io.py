@@ -19,7 +19,7 @@ PACKAGE = Path(mcp_sync.__file__).resolve().parent
 
 CORE = ("errors", "types", "_model", "_types_common", "_types_features", "_types_messages",
         "_types_resources", "_types_prompts", "_types_completion", "_types_client_features",
-        "_types_envelopes", "_convert", "_fast_structure", "_wire_text",
+        "_types_envelopes", "_convert", "_codec", "_text_items",
         "jsonrpc", "_protocol", "_versions", "_schema", "_content", "_docstrings", "_events")
 
 FORBIDDEN = frozenset({

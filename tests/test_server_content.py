@@ -14,7 +14,7 @@ import pytest
 
 from mcp_sync import Server, types
 from mcp_sync._content import to_content, to_prompt_messages, to_sampling_messages
-from mcp_sync._convert import to_answer
+from mcp_sync._convert import to_wire
 from mcp_sync.content import Audio, Image
 from mcp_sync.errors import InvalidParams
 from mcp_sync.jsonrpc import Response, encode
@@ -151,7 +151,7 @@ def test_text_is_answered_as_its_text_item_would_be_tools_5() -> None:
 
     with raw_session(server) as (peer, _):
         for index, text in enumerate(TEXTS):
-            expected_result = to_answer(types.CallToolResult(
+            expected_result = to_wire(types.CallToolResult(
                 content=[types.TextContent(text=text)]))
             for subclass in (False, True):
                 message = request("tools/call", {

@@ -1,0 +1,56 @@
+"""Lists of content items in which plain text items are decoded and encoded directly.
+
+cattrs' generated functions decode an item through four calls (the union's hook, the
+class's hook, the generated function, the string's hook) before attrs' ``__init__``
+builds it, and encode it through three. A 10,000-item tool result is nearly all items
+of one shape, ``{"type": "text", "text": "..."}`` with nothing else, and those calls
+cost more than attrs' ``__init__`` building the items: without this module the
+10,000-item benchmark row falls short of its target (figures in docs/benchmarks.md,
+"Large results"). A text item of exactly that shape is built or written here in the list's own
+loop; any other item, and any list in which a text item is not plain, goes through the
+converter's hooks as ever, which also find and report what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._model import NO_EXTRA
+from ._types_common import TextContent
+
+__all__ = ["structure_with_text", "unstructure_with_text"]
+
+
+def structure_with_text(item_type: Any, item_hook: Callable[[Any, Any], Any]
+                        ) -> Callable[[list[Any]], list[Any]]:
+    """Decode a list of ``item_type`` (which admits :class:`TextContent`), taking plain
+    text items straight to ``TextContent`` and any other item to ``item_hook``."""
+
+    def structure(values: list[Any]) -> list[Any]:
+        decoded: list[Any] = []
+        append = decoded.append
+        for value in values:
+            if value.__class__ is dict and len(value) == 2 and value.get("type") == "text":
+                text = value.get("text")
+                if text.__class__ is str:
+                    append(TextContent(text=text))
+                    continue
+            append(item_hook(value, item_type))
+        return decoded
+
+    return structure
+
+
+def unstructure_with_text(item_hook: Callable[[Any], Any]
+                          ) -> Callable[[list[Any]], list[Any]]:
+    """Encode a list of content, writing a plain ``TextContent`` (nothing but its text)
+    directly and any other item through ``item_hook``."""
+
+    def unstructure(values: list[Any]) -> list[Any]:
+        return [{"type": "text", "text": item.text}
+                if item.__class__ is TextContent and item.extra is NO_EXTRA
+                and item.annotations is None
+                else item_hook(item) for item in values]
+
+    return unstructure
