@@ -30,8 +30,11 @@ def served() -> Iterator[HttpServerHandle]:
 def _exchange(handle: HttpServerHandle, head: bytes, body: bytes = b"") -> bytes:
     """Send ``head`` and ``body``, half-close, and read all the server says."""
     with socket.create_connection((handle.host, handle.port), timeout=10) as sock:
-        sock.sendall(head + body)
-        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.sendall(head + body)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:  # refused (and closed) before all of it was sent
+            pass
         return read_until_closed(sock)
 
 
