@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -281,3 +285,33 @@ def test_every_response_says_who_served_it_and_when(served: HttpServerHandle) ->
             assert response.version == 11
     finally:
         conn.close()
+
+
+_FOREGROUND = """
+import sys
+from tests.http_server_helpers import make_server
+make_server().run_http(port=0)
+print("returned", file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+def test_run_http_serves_in_the_foreground_until_ctrl_c() -> None:
+    process = subprocess.Popen([sys.executable, "-c", _FOREGROUND], stderr=subprocess.PIPE,
+                               text=True, cwd=Path(__file__).parent.parent)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("Serving MCP on http://127.0.0.1:"), line
+        url = line.split()[3]
+        with Client.http(url, timeout=10) as client:
+            assert client.call_tool("add", {"a": 2, "b": 3}).content[0].text == "5"
+            process.send_signal(signal.SIGINT)
+            assert process.wait(10) == 0
+        assert "returned" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()

@@ -16,7 +16,6 @@ thread outlives the handle.
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 import threading
@@ -38,8 +37,6 @@ if TYPE_CHECKING:
     from ..server import Server
 
 __all__ = ["DEFAULT_IO_TIMEOUT", "DEFAULT_MAX_THREADS", "HttpServerHandle", "start_server"]
-
-log = logging.getLogger("mcp_sync.http.server")
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
