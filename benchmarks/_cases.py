@@ -13,7 +13,11 @@ HTTP_MODES = ("sse", "json")
 #: The SDK client's handshake: "legacy" is the initialize exchange every server here
 #: speaks; "auto" first probes ``server/discover`` (an extra round trip on our server).
 SDK_MODE = "legacy"
-WSGI_SERVERS = ("werkzeug", "gunicorn", "waitress")
+#: "embedded" is ``Server.run_http`` (waitress, as mcp_sync sizes it); the others serve
+#: ``Server.wsgi_app()`` as a deployment would.
+WSGI_SERVERS = ("embedded", "gunicorn", "waitress")
+#: The servers the raw HTTP baseline runs under (the embedded row is compared with waitress).
+RAW_WSGI_SERVERS = ("gunicorn", "waitress")
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,7 @@ class Case:
     server: str  # ours, sdk, raw_pipe, raw_http
     transport: str  # stdio or http
     mode: str | None = None  # sse or json, for MCP over HTTP
-    wsgi: str | None = None  # werkzeug, gunicorn, waitress; uvicorn for the SDK
+    wsgi: str | None = None  # embedded, gunicorn, waitress; uvicorn for the SDK
 
     @property
     def name(self) -> str:
@@ -51,8 +55,8 @@ def all_cases() -> list[Case]:
         cases += [Case("ours", "ours", "http", mode, wsgi) for wsgi in WSGI_SERVERS]
         cases += [
             Case("sdk", "sdk", "http", mode, "uvicorn"),
-            Case("sdk", "ours", "http", mode, "werkzeug"),
+            Case("sdk", "ours", "http", mode, "embedded"),
             Case("ours", "sdk", "http", mode, "uvicorn"),
         ]
-    cases += [Case("raw_http", "raw_http", "http", None, wsgi) for wsgi in WSGI_SERVERS]
+    cases += [Case("raw_http", "raw_http", "http", None, wsgi) for wsgi in RAW_WSGI_SERVERS]
     return cases

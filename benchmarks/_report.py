@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from _cases import HTTP_MODES, WSGI_SERVERS
+from _cases import HTTP_MODES, RAW_WSGI_SERVERS, WSGI_SERVERS
 
 #: results[case name][workload] = one record per repeat: {"value": x} or {"error": why}.
 Results = dict[str, dict[str, list[dict[str, Any]]]]
@@ -81,13 +81,19 @@ class Row:
     raw_threads: str | None
 
 
+def raw_server(wsgi: str) -> str:
+    """The server of the raw HTTP baseline for a row: the embedded server is waitress."""
+    return wsgi if wsgi in RAW_WSGI_SERVERS else "waitress"
+
+
 def rows() -> list[Row]:
     found = [Row("stdio", "ours/ours:stdio", "sdk/sdk:stdio", "raw-pipe:stdio",
                  "raw-threads:stdio")]
     for mode in HTTP_MODES:
         for wsgi in WSGI_SERVERS:
             found.append(Row(f"http-{mode} {wsgi}", f"ours/ours:http-{mode}:{wsgi}",
-                             f"sdk/sdk:http-{mode}:uvicorn", f"raw-http:http:{wsgi}", None))
+                             f"sdk/sdk:http-{mode}:uvicorn", f"raw-http:http:{raw_server(wsgi)}",
+                             None))
     return found
 
 
@@ -159,8 +165,8 @@ def cross_table(results: Results) -> str:
         "|---|---|--:|--:|--:|--:|--:|--:|",
     ]
     transports = [("stdio", "stdio", "stdio", "stdio")]
-    transports += [(f"http-{m}", f"http-{m}:werkzeug", f"http-{m}:uvicorn",
-                    f"http-{m}:werkzeug") for m in HTTP_MODES]
+    transports += [(f"http-{m}", f"http-{m}:embedded", f"http-{m}:uvicorn",
+                    f"http-{m}:embedded") for m in HTTP_MODES]
     for workload in WORKLOADS[:5]:
         for label, ours_t, sdk_t, cross_ours_t in transports:
             names = (f"ours/ours:{ours_t}", f"sdk/sdk:{sdk_t}", f"sdk/ours:{cross_ours_t}",

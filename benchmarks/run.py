@@ -99,8 +99,8 @@ def machine() -> str:
         f"gunicorn {_version('gunicorn')}, waitress {_version('waitress')}, "
         f"uvicorn {_version('uvicorn')}",
         f"- SDK client handshake: mode={SDK_MODE!r}; HTTP servers: gunicorn gthread "
-        f"(1 worker) and waitress with {WSGI_THREADS} threads, werkzeug a thread per "
-        "connection, the SDK on its own uvicorn",
+        f"(1 worker) and waitress with {WSGI_THREADS} threads, the embedded server "
+        "(run_http, waitress) with its defaults, the SDK on its own uvicorn",
         f"- load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
     ])
 

@@ -542,8 +542,9 @@ class Server:
                  **options: Any) -> None:
         """Serve Streamable HTTP at ``http://host:port/path`` until Ctrl+C.
 
-        Binds the loopback address by default (HTTP-3). Options as for
-        :meth:`wsgi_app`, plus ``max_threads``; see docs/http.md.
+        Serves on waitress; binds the loopback address by default (HTTP-3). Options as
+        for :meth:`wsgi_app`, plus ``max_threads``, ``io_timeout`` and ``wrap``; see
+        docs/http.md.
         """
         from .transports.http_server import run_http
 

@@ -1,8 +1,8 @@
-"""The request line and header fields as ``serve_http``'s handler reads them.
+"""The request line and header fields as ``serve_http``'s server reads them.
 
-The handler reads the head of a request itself (not with the email package, as
-http.server does); these are the answers it owes a client whose head is wrong, and the
-forms of a right one that are easy to get wrong. Raw sockets on 127.0.0.1 throughout.
+The answers owed to a client whose head is wrong, and the forms of a right one that are
+easy to get wrong. Raw sockets on 127.0.0.1 throughout. (Ambiguous framing of the body:
+test_http_framing.py.)
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcp_sync.transports._http_keepalive import RequestHeaders
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
 from tests.http_server_helpers import INITIALIZE, make_server, read_until_closed
 
@@ -31,9 +30,18 @@ def served() -> Iterator[HttpServerHandle]:
 def _exchange(handle: HttpServerHandle, head: bytes, body: bytes = b"") -> bytes:
     """Send ``head`` and ``body``, half-close, and read all the server says."""
     with socket.create_connection((handle.host, handle.port), timeout=10) as sock:
-        sock.sendall(head + body)
-        sock.shutdown(socket.SHUT_WR)
+        try:
+            sock.sendall(head + body)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:  # refused (and closed) before all of it was sent
+            pass
         return read_until_closed(sock)
+
+
+def _status(received: bytes) -> bytes:
+    """The status code of the first answer in ``received`` (HTTP/1.0 or 1.1)."""
+    assert received.startswith((b"HTTP/1.0 ", b"HTTP/1.1 ")), received[:200]
+    return received.split(b" ", 2)[1]
 
 
 def _post_head(port: int, *fields: str, request_line: str = "POST /mcp HTTP/1.1") -> bytes:
@@ -69,19 +77,16 @@ def test_field_names_are_read_without_regard_to_case(served: HttpServerHandle) -
     assert _exchange(served, head, BODY).startswith(b"HTTP/1.1 200 ")
 
 
-@pytest.mark.parametrize(("request_line", "status"), [
-    ("POST /mcp HTTP/2.0", b"505"),
-    ("POST /mcp HTTP/1.x", b"400"),
-    ("POST /mcp HTTP/12345678901.1", b"400"),
-    ("POST /mcp FTP/1.1", b"400"),
-    ("POST /mcp HTTP/1.1 extra", b"400"),
-    ("POST", b"400"),
-    ("POST /mcp", b"400"),  # HTTP/0.9 had GET only
+@pytest.mark.parametrize("request_line", [
+    "POST /mcp HTTP/1.x",
+    "POST /mcp HTTP/12345678901.1",
+    "POST /mcp FTP/1.1",
+    "POST /mcp HTTP/1.1 extra",
+    "POST",
 ])
-def test_a_bad_request_line_is_refused(served: HttpServerHandle, request_line: str,
-                                       status: bytes) -> None:
+def test_a_bad_request_line_is_refused(served: HttpServerHandle, request_line: str) -> None:
     received = _exchange(served, _initialize_head(served.port, request_line=request_line), BODY)
-    assert received.split(b" ", 2)[1] == status, received[:200]
+    assert _status(received) == b"400"
 
 
 @pytest.mark.parametrize("field", [
@@ -94,24 +99,24 @@ def test_a_bad_header_line_is_refused(served: HttpServerHandle, field: str) -> N
     request_line = "POST /mcp HTTP/1.1"
     head = f"{request_line}\r\n{field}\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode()
     received = _exchange(served, head)
-    assert received.startswith(b"HTTP/1.1 400 "), received[:200]
+    assert _status(received) == b"400"
     assert b"Connection: close" in received
 
 
 def test_a_field_line_too_long_is_431(served: HttpServerHandle) -> None:
     head = _initialize_head(served.port, "X-Long: " + "a" * 70_000)
     received = _exchange(served, head, BODY)
-    assert received.startswith(b"HTTP/1.1 431 "), received[:200]
+    assert _status(received) == b"431"
 
 
-def test_too_many_fields_is_431(served: HttpServerHandle) -> None:
-    fields = [f"X-Field-{n}: {n}" for n in range(101)]
+def test_a_head_over_64_kib_in_many_fields_is_431(served: HttpServerHandle) -> None:
+    fields = [f"X-Field-{n}: {'v' * 1000}" for n in range(70)]
     received = _exchange(served, _initialize_head(served.port, *fields), BODY)
-    assert received.startswith(b"HTTP/1.1 431 "), received[:200]
+    assert _status(received) == b"431"
 
 
 def test_a_hundred_fields_are_fine(served: HttpServerHandle) -> None:
-    fields = [f"X-Field-{n}: {n}" for n in range(96)]  # with the four of the POST: 100
+    fields = [f"X-Field-{n}: {n}" for n in range(96)]
     fields.append("Accept: application/json, text/event-stream")
     received = _exchange(served, _initialize_head(served.port, *fields), BODY)
     assert received.startswith(b"HTTP/1.1 200 "), received[:200]
@@ -127,22 +132,9 @@ def test_a_path_starting_with_two_slashes_stays_a_path(served: HttpServerHandle)
 def test_an_http_1_0_request_is_answered_and_closed(served: HttpServerHandle) -> None:
     received = _exchange(served, _initialize_head(
         served.port, "Accept: application/json", request_line="POST /mcp HTTP/1.0"), BODY)
-    assert received.startswith(b"HTTP/1.1 200 ")
+    assert _status(received) == b"200"
     assert b"Connection: close" in received
-
-
-def test_request_headers_get_the_first_and_keep_every_field() -> None:
-    headers = RequestHeaders([("X-A", "1"), ("Accept", "a/b"), ("x-a", "2")])
-    assert headers.get("x-A") == "1"
-    assert headers.get("missing", "default") == "default"
-    assert "ACCEPT" in headers and "Other" not in headers
-    assert headers.items() == [("X-A", "1"), ("Accept", "a/b"), ("x-a", "2")]
-
-
-def test_an_http_0_9_get_gets_a_body_without_a_head(served: HttpServerHandle) -> None:
-    received = _exchange(served, b"GET /mcp\r\n\r\n")
-    assert received and not received.startswith(b"HTTP/")
-    assert b'"jsonrpc"' in received  # the JSON-RPC error body of the refusal, bare
+    assert b'"protocolVersion"' in received
 
 
 def test_expect_100_continue_gets_one_interim_answer(served: HttpServerHandle) -> None:

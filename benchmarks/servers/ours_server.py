@@ -2,7 +2,7 @@
 
 Serves stdio by default. ``--http PORT`` serves Streamable HTTP at ``/mcp`` on
 127.0.0.1 instead, with answers as SSE streams unless ``--json-response``, under
-werkzeug (``Server.run_http``), gunicorn (gthread, one worker) or waitress.
+the embedded server (``Server.run_http``), gunicorn (gthread, one worker) or waitress.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT")
     parser.add_argument("--json-response", action="store_true")
-    parser.add_argument("--wsgi", choices=["werkzeug", "gunicorn", "waitress"],
-                        default="werkzeug")
+    parser.add_argument("--wsgi", choices=["embedded", "gunicorn", "waitress"],
+                        default="embedded")
     args = parser.parse_args()
     if args.http is None:
         server.run_stdio()
         return
-    if args.wsgi == "werkzeug":
+    if args.wsgi == "embedded":
         server.run_http("127.0.0.1", args.http, json_response=args.json_response)
         return
     # Outside run_http the application has no thread bound of its own to size from.

@@ -1,8 +1,8 @@
 """A plain WSGI app with no MCP that echoes JSON: the floor for anything over HTTP.
 
 POST a ``{"id", "method", "params"}`` body, get the answer ``raw_pipe_server`` would give,
-as ``application/json``. ``--wsgi`` picks werkzeug's threaded server, gunicorn (gthread)
-or waitress, sized like the MCP servers.
+as ``application/json``. ``--wsgi`` picks gunicorn (gthread) or waitress, sized like the
+MCP servers.
 """
 
 from __future__ import annotations
@@ -25,17 +25,10 @@ def app(request: Request) -> Response:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT", required=True)
-    parser.add_argument("--wsgi", choices=["werkzeug", "gunicorn", "waitress"],
-                        default="werkzeug")
+    parser.add_argument("--wsgi", choices=["gunicorn", "waitress"], default="waitress")
     args = parser.parse_args()
     wsgi: Any = app
-    if args.wsgi == "werkzeug":
-        from werkzeug.serving import WSGIRequestHandler, run_simple
-
-        WSGIRequestHandler.protocol_version = "HTTP/1.1"  # keep-alive, as the MCP servers
-        WSGIRequestHandler.log_request = lambda *a, **k: None  # type: ignore[method-assign]
-        run_simple("127.0.0.1", args.http, wsgi, threaded=True)
-    elif args.wsgi == "gunicorn":
+    if args.wsgi == "gunicorn":
         serve_gunicorn(wsgi, args.http)
     else:
         serve_waitress(wsgi, args.http)

@@ -1,9 +1,9 @@
 """The Streamable HTTP server transport (MCP 2025-03-26) as a WSGI application.
 
 :func:`make_wsgi_app` turns a :class:`~mcp_sync.Server` into a plain WSGI callable, for
-any WSGI server (werkzeug, gunicorn, waitress) or framework (mount it in Flask, wrap it
-in a Django view). :func:`serve_http` runs it on a background thread with werkzeug's
-server, :func:`run_http` in the foreground.
+any WSGI server (waitress, gunicorn, cheroot) or framework (mount it in Flask, wrap it
+in a Django view). :func:`serve_http` runs it on a background thread with waitress,
+:func:`run_http` in the foreground.
 
 One endpoint (``/mcp`` by default) takes POST (client messages), GET (the server's own
 stream) and DELETE (end the session); with ``legacy_sse=True`` two more serve clients of
@@ -109,24 +109,26 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
 
 def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *,
                path: str = "/mcp", **options: Any) -> HttpServerHandle:
-    """Serve ``server`` with werkzeug's threaded server on a background thread.
+    """Serve ``server`` with waitress on a background thread.
 
     Args:
         server: what to serve.
         host: the address to listen on; loopback by default (HTTP-3).
         port: the port; 0 picks a free one (see ``handle.port``).
         path: the MCP endpoint.
-        **options: ``max_threads`` (None: a thread per connection; a number: a pool of
-            that many, with further connections waiting), ``keep_alive_timeout``
-            (seconds an idle HTTP/1.1 connection is kept open for its next request, 5 by
-            default or 1 with ``max_threads``; 0 closes every connection after its
-            response), ``io_timeout`` (seconds one read or write of a request in
-            progress may stall, 60 by default: a client that sends half a body, or
-            stops reading its stream, frees its thread after this), ``wrap`` (a function given the
-            MCP application and returning the WSGI application to serve, to add routes
-            or middleware), and every option of :func:`make_wsgi_app`. On a loopback
-            address ``allowed_hosts`` defaults to ``LOOPBACK_HOSTS``; ``max_get_streams``
-            defaults to 100, or a quarter of ``max_threads``.
+        **options: ``max_threads`` (32: waitress's task threads; each serves one request
+            at a time or holds one open stream, and requests beyond them wait),
+            ``io_timeout`` (60 s: how long a connection may stall, sending nothing of its
+            request, reading nothing of its response or idle between two requests,
+            before it is closed and its thread, if it held one, freed), ``wrap`` (a
+            function given the MCP application and returning the WSGI application to
+            serve, to add routes or middleware), and every option of
+            :func:`make_wsgi_app`. On a loopback address ``allowed_hosts`` defaults to
+            ``LOOPBACK_HOSTS``; ``max_get_streams`` defaults to a quarter of
+            ``max_threads`` and must stay below it, so that streams never take every
+            thread. A request head over 64 KiB gets 431; a request whose framing is
+            ambiguous (two ``Content-Length`` values, ``Content-Length`` with chunks, a
+            bad chunk size) gets 400.
 
     Returns:
         The running server: ``handle.url`` is the MCP endpoint; ``handle.close()`` (or
@@ -134,6 +136,9 @@ def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *,
 
     Raises:
         OSError: the address cannot be listened on.
+        ValueError: an option is out of range (``max_get_streams`` not below
+            ``max_threads``).
+        TypeError: an unknown option (``keep_alive_timeout`` is no longer one).
     """
     return start_server(server, host, port, path=path, background=True, **options)
 

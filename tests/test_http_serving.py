@@ -1,4 +1,4 @@
-"""HTTP/1.1 keep-alive under ``serve_http``/``run_http``: connections are reused safely.
+"""Connections, threads and options of ``serve_http``/``run_http`` (waitress underneath).
 
 Driven over real sockets on 127.0.0.1 with ``http.client`` (one connection object, so
 reuse is visible) and raw sockets for the cases a polite client never produces.
@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_sync import Client
-from mcp_sync.transports import _http_serving
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
 from tests.http_server_helpers import (
     HEADERS,
     INITIALIZE,
     INITIALIZED,
+    Gate,
     call,
     make_server,
     parse_sse,
@@ -65,10 +70,12 @@ def _answer(response: http.client.HTTPResponse) -> Any:
     return json.loads(data)
 
 
-@pytest.mark.parametrize("served", [{}, {"json_response": True}], indirect=True,
-                         ids=["sse", "json"])
+@pytest.mark.parametrize("served", [{"json_response": True}], indirect=True)
 def test_one_connection_carries_a_whole_session(served: HttpServerHandle) -> None:
-    """HTTP-7, HTTP-12: initialize, notification and calls all travel on one connection."""
+    """HTTP-7, HTTP-12: initialize, notification and calls all travel on one connection.
+
+    (An SSE answer ends its connection: waitress closes after every chunked response.)
+    """
     conn = http.client.HTTPConnection(served.host, served.port, timeout=10)
     try:
         conn.connect()
@@ -88,26 +95,24 @@ def test_one_connection_carries_a_whole_session(served: HttpServerHandle) -> Non
 
 def test_client_reuses_connections() -> None:
     """Client.http keeps its connections open between calls (requests' pool + keep-alive)."""
-    opened = []
-    original = _http_serving._WsgiServer.process_request
+    ports: list[str] = []
 
-    def counting(self: Any, request: Any, address: Any) -> None:
-        opened.append(address)
-        original(self, request, address)
+    def recording(app: Any) -> Any:
+        def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+            ports.append(environ["REMOTE_PORT"])
+            return app(environ, start_response)
+        return wsgi
 
-    _http_serving._WsgiServer.process_request = counting  # type: ignore[method-assign]
-    try:
-        with serve_http(make_server()) as handle, Client.http(handle.url, timeout=10) as client:
-            client.call_tool("add", {"a": 1, "b": 2})
-            before = len(opened)
-            for _ in range(20):
-                assert client.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"
-            # Not one per call. A call may still go out on a second post thread (with a
-            # session, so a connection, of its own) when the caller was woken by the answer
-            # before the thread that posted it was back in the pool, as under a loaded CI.
-            assert len(opened) - before <= 3
-    finally:
-        _http_serving._WsgiServer.process_request = original  # type: ignore[method-assign]
+    with serve_http(make_server(), json_response=True, wrap=recording) as handle, \
+            Client.http(handle.url, timeout=10) as client:
+        client.call_tool("add", {"a": 1, "b": 2})
+        before = set(ports)
+        for _ in range(20):
+            assert client.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"
+        # Not one per call. A call may still go out on a second post thread (with a
+        # session, so a connection, of its own) when the caller was woken by the answer
+        # before the thread that posted it was back in the pool, as under a loaded CI.
+        assert len(set(ports) - before) <= 3
 
 
 def test_connection_close_from_client_is_honoured(served: HttpServerHandle) -> None:
@@ -124,25 +129,63 @@ def test_connection_close_from_client_is_honoured(served: HttpServerHandle) -> N
     assert b"\r\nConnection: close\r\n" in received
 
 
-@pytest.mark.parametrize("served", [{"keep_alive_timeout": 0}], indirect=True)
-def test_keep_alive_can_be_turned_off(served: HttpServerHandle) -> None:
-    conn = http.client.HTTPConnection(served.host, served.port, timeout=10)
+def test_close_joins_every_thread_it_started() -> None:
+    """Streams open, a call in flight, a connection idle: close() leaves no thread behind."""
+    before = set(threading.enumerate())
+    gate = Gate()
+    handle = serve_http(make_server(gate))
+    idle = http.client.HTTPConnection(handle.host, handle.port, timeout=10)
     try:
-        response = _post(conn, INITIALIZE)
-        response.read()
-        assert response.status == 200
-        assert response.getheader("Connection") == "close"
+        with Client.http(handle.url, timeout=10) as client:
+            pending = client.send_request_async(
+                "tools/call", {"name": "until_cancelled", "arguments": {}})
+            assert gate.reached.wait(10)
+            _post(idle, INITIALIZE).read()
+            handle.close()
+            with pytest.raises(Exception):  # noqa: B017 - ended, however the client says so
+                pending.result(10)
     finally:
-        conn.close()
+        idle.close()
+        handle.close()
+    started = [t for t in threading.enumerate() if t not in before]
+    for thread in started:
+        thread.join(5.0)
+    assert [t.name for t in started if t.is_alive()] == []
 
 
-@pytest.mark.parametrize("served", [{"keep_alive_timeout": 0.2}], indirect=True)
-def test_idle_connection_is_closed_after_the_timeout(served: HttpServerHandle) -> None:
+def test_keep_alive_timeout_is_refused_with_a_reason() -> None:
+    with pytest.raises(TypeError, match=r"keep_alive_timeout.*io_timeout"):
+        serve_http(make_server(), keep_alive_timeout=5)
+
+
+@pytest.mark.parametrize("options", [{"max_threads": 4, "max_get_streams": 4},
+                                     {"max_threads": 1}, {"io_timeout": 0}])
+def test_options_that_would_starve_or_never_end_are_refused(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        serve_http(make_server(), **options)
+
+
+@pytest.mark.parametrize("served", [{"io_timeout": 0.5}], indirect=True)
+def test_idle_connection_is_closed_after_io_timeout(served: HttpServerHandle) -> None:
     with socket.create_connection((served.host, served.port), timeout=10) as sock:
         sock.sendall(_raw_post(served.port, json.dumps(INITIALIZE).encode()))
         received = read_until_closed(sock)  # the answer, then EOF once the idle time ends
     assert received.startswith(b"HTTP/1.1 200")
-    assert b"Connection: close" not in received
+
+
+@pytest.mark.parametrize("served", [{"io_timeout": 0.5}], indirect=True)
+def test_a_client_that_stops_mid_body_frees_its_connection(served: HttpServerHandle) -> None:
+    """Half a body, then silence: the connection ends after io_timeout, others are served."""
+    with socket.create_connection((served.host, served.port), timeout=10) as sock:
+        body = json.dumps(INITIALIZE).encode()
+        sock.sendall(_raw_post(served.port, body)[:-20])
+        with Client.http(served.url, timeout=10) as client:
+            assert client.call_tool("add", {"a": 2, "b": 2}).content[0].text == "4"
+        try:
+            received = read_until_closed(sock)
+        except TimeoutError:
+            pytest.fail("the server still waits for the rest of the body")
+    assert received == b"" or received.startswith(b"HTTP/1.1 400")
 
 
 @pytest.mark.parametrize("served", [{"max_body_size": 1024}], indirect=True)
@@ -166,11 +209,12 @@ def test_truncated_body_ends_the_request_and_others_are_served(served: HttpServe
         sock.sendall(head.encode() + body)
         sock.shutdown(socket.SHUT_WR)
         received = read_until_closed(sock)
-    assert received.startswith(b"HTTP/1.1 400")
+    assert received == b"" or received.startswith(b"HTTP/1.1 400")
     with Client.http(served.url, timeout=10) as client:
         assert client.call_tool("add", {"a": 2, "b": 2}).content[0].text == "4"
 
 
+@pytest.mark.parametrize("served", [{"json_response": True}], indirect=True)
 def test_closing_the_server_ends_idle_connections(served: HttpServerHandle) -> None:
     conn = http.client.HTTPConnection(served.host, served.port, timeout=10)
     try:
@@ -191,14 +235,11 @@ def _raw_post(port: int, body: bytes) -> bytes:
     return head.encode() + body
 
 
-@pytest.mark.parametrize("served", [{"max_threads": 1}], indirect=True)
+@pytest.mark.parametrize("served", [{"max_threads": 2, "max_get_streams": 1}],
+                         indirect=True)
 def test_bounded_pool_serves_a_second_client_while_the_first_stays_connected(
         served: HttpServerHandle) -> None:
-    """With one thread, the first connection's idle wait is short and the second is served.
-
-    While the second waits, the pool is crowded: the first connection's next answer
-    would say ``Connection: close``.
-    """
+    """An idle connection holds no thread: with two, two clients stay connected."""
     first = http.client.HTTPConnection(served.host, served.port, timeout=10)
     second = http.client.HTTPConnection(served.host, served.port, timeout=10)
     try:
@@ -240,7 +281,37 @@ def test_every_response_says_who_served_it_and_when(served: HttpServerHandle) ->
             after = datetime.now(timezone.utc)
             date = parsedate_to_datetime(response.getheader("Date", ""))
             assert before <= date <= after
-            assert response.getheader("Server", "").startswith("Werkzeug/")
+            assert response.getheader("Server") == "mcp_sync"
             assert response.version == 11
     finally:
         conn.close()
+
+
+_FOREGROUND = """
+import sys
+from tests.http_server_helpers import make_server
+make_server().run_http(port=0)
+print("returned", file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+def test_run_http_serves_in_the_foreground_until_ctrl_c() -> None:
+    process = subprocess.Popen([sys.executable, "-c", _FOREGROUND], stderr=subprocess.PIPE,
+                               text=True, cwd=Path(__file__).parent.parent)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("Serving MCP on http://127.0.0.1:"), line
+        url = line.split()[3]
+        with Client.http(url, timeout=10) as client:
+            assert client.call_tool("add", {"a": 2, "b": 3}).content[0].text == "5"
+            process.send_signal(signal.SIGINT)
+            assert process.wait(10) == 0
+        assert "returned" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()
