@@ -54,16 +54,17 @@ Handler = Callable[[Seen], WsgiResponse]
 class FakeServer:
     """Serves ``handler`` on a free port; records what arrives; :meth:`stop` ends it all."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, ssl_context: Any = None) -> None:
         self.handler = handler
         self.seen: list[Seen] = []
         self._arrived = threading.Condition()
         self._streams: list[queue.Queue[bytes | None]] = []
         self._streams_lock = threading.Lock()
         self.server = make_server("127.0.0.1", 0, self._app, threaded=True,
-                                  request_handler=_QuietHandler)
+                                  request_handler=_QuietHandler, ssl_context=ssl_context)
         self.port = self.server.server_port
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        scheme = "https" if ssl_context is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}/mcp"
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,),
                                         name="test:fake-http-server")
         self._thread.start()
@@ -159,8 +160,8 @@ class Play:
         self.get: Handler = lambda seen: WsgiResponse(status=405)
         self.tool: Callable[[dict[str, Any]], Any] = self.echo_tool
 
-    def start(self) -> FakeServer:
-        self.server = FakeServer(self.handle)
+    def start(self, ssl_context: Any = None) -> FakeServer:
+        self.server = FakeServer(self.handle, ssl_context)
         return self.server
 
     def handle(self, seen: Seen) -> WsgiResponse:
@@ -244,8 +245,8 @@ def serving() -> Iterator[Callable[[Any], FakeServer]]:
     """Starts a Play, an OldServer or a plain handler; stops them all when resumed."""
     servers: list[FakeServer] = []
 
-    def start(what: Any) -> FakeServer:
-        server = what.start() if hasattr(what, "start") else FakeServer(what)
+    def start(what: Any, **options: Any) -> FakeServer:
+        server = what.start(**options) if hasattr(what, "start") else FakeServer(what, **options)
         servers.append(server)
         return server
 

@@ -10,6 +10,8 @@ requests as that server saw them; as a proxy it sees each request's absolute tar
 from __future__ import annotations
 
 import base64
+import datetime
+import ipaddress
 import queue
 import socket
 import threading
@@ -23,7 +25,7 @@ import requests
 from werkzeug.wrappers import Response as WsgiResponse
 
 from mcp_sync import Client
-from mcp_sync.errors import ConnectionLost
+from mcp_sync.errors import ConnectionLost, HttpError
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.http_client_helpers import WAIT, FakeServer, Play, Seen, open_client, serving
 
@@ -50,6 +52,33 @@ def _free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def _self_signed(folder: Path) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and its key, as files."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    return str(cert_file), str(key_file)
 
 
 def _basic(user: str, password: str) -> str:
@@ -201,3 +230,41 @@ def test_a_users_session_reads_are_woken_by_close_too(serve: Any) -> None:
     client.close()
     assert time.monotonic() - started < 1.0
     assert future.exception(WAIT) is not None
+
+
+@pytest.mark.parametrize("mode", ["json", "sse"])
+def test_https_with_the_ca_bundle_the_environment_names(
+        serve: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str) -> None:
+    cert, key = _self_signed(tmp_path)
+    server = serve(Play(mode), ssl_context=(cert, key))
+    assert server.url.startswith("https://")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", cert)
+    with open_client(server.url) as client:
+        assert client.list_tools()[0].name == "echo"
+    assert {seen.method for seen in server.seen} == {"POST", "GET", "DELETE"}
+
+
+def test_https_to_a_server_we_cannot_verify_fails_clearly(
+        serve: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    server = serve(Play("json"), ssl_context=(cert, key))
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    with pytest.raises(HttpError, match=r"(?i)certificate"):
+        open_client(server.url)
+    assert not server.requests("POST")
+
+
+def test_a_redirect_of_the_endpoint_is_followed(serve: Any) -> None:
+    """A POST answered with 307 is sent again, with its body, where the answer says."""
+    play = Play("json")
+    server = serve(play)
+
+    def moved(seen: Seen) -> WsgiResponse:
+        return WsgiResponse(status=307, headers={"Location": server.url})
+
+    old = serve(moved)
+    with open_client(old.url, listen=False) as client:
+        assert client.list_tools()[0].name == "echo"
+    assert [seen.body["method"] for seen in server.requests("POST")] == [
+        "initialize", "notifications/initialized", "tools/list"]

@@ -35,6 +35,7 @@ from ._http_client_io import (
     is_connect_failure,
     iter_raw,
 )
+from ._http_post import PostAdapter
 from .base import Pusher, Receiver
 
 __all__ = [
@@ -112,7 +113,7 @@ class HttpCore:
         # The senders' threads post at most this many requests at once, beside one
         # notification: the pool of kept-alive connections they share holds as many.
         self._sender_pool_size = max_senders + 1
-        self._sender_adapter: HTTPAdapter | None = None
+        self._sender_adapter: PostAdapter | None = None
         self._max_message_size = max_message_size
         self._listen = listen
         self._max_reconnects = max_reconnects
@@ -181,8 +182,9 @@ class HttpCore:
     def _sender_session(self) -> requests.Session:
         """The calling thread's own session (psf/requests#2766).
 
-        Sessions of ours share one adapter, and with it one pool of connections sized to
-        the senders; sessions from ``session_factory`` each keep their own adapters.
+        Sessions of ours share one :class:`~._http_post.PostAdapter`, and with it one
+        pool of connections sized to the senders; sessions from ``session_factory``
+        each keep their own adapters.
         """
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
@@ -190,17 +192,35 @@ class HttpCore:
             if self._session_factory is None:
                 with self._lock:
                     if self._sender_adapter is None:
-                        self._sender_adapter = HTTPAdapter(
-                            pool_connections=1, pool_maxsize=self._sender_pool_size)
-                        self._sender_sockets.instrument_adapter(
-                            self._sender_adapter,
-                            requests.utils.select_proxy(self.url, self._environment.proxies))
+                        self._sender_adapter = PostAdapter(
+                            self.url, pool_maxsize=self._sender_pool_size,
+                            timeout=self._timeout,
+                            verify=self._environment.ca_bundle or True,
+                            proxies=self._environment.proxies,
+                            sockets=self._sender_sockets)
                     adapter = self._sender_adapter
             session = self._new_session(self._sender_sockets, adapter)
             self._local.session = session
             with self._lock:
                 self._sessions.append(session)
         return session
+
+    def _post(self, session: requests.Session, body: bytes,
+              headers: dict[str, str]) -> requests.Response:
+        """POST to the endpoint, through ``session`` or, for a session of ours whose
+        requests would carry nothing but ``headers``, straight through its adapter.
+
+        Raises:
+            requests.RequestException: the POST failed.
+        """
+        adapter = self._sender_adapter
+        if adapter is not None and session.auth is None:
+            response = adapter.post(body, headers, self._cookies)
+            if not response.is_redirect:
+                return response
+            response.close()  # requests follows it
+        return session.post(self.url, data=body, headers=headers, stream=True,
+                            timeout=self._timeout)
 
     # --- reading and delivering -------------------------------------------------------------
 

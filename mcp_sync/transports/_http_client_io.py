@@ -146,7 +146,10 @@ class SocketRegistry:
         """Make every connection ``adapter`` opens, directly or through ``proxy``, known here."""
         managers = [adapter.poolmanager]
         if proxy and not proxy.lower().startswith("socks"):
-            managers.append(adapter.proxy_manager_for(proxy))
+            # The proxy's own pool manager, under the key requests looks it up by.
+            managers.append(adapter.proxy_manager_for(
+                requests.utils.prepend_scheme_if_needed(  # type: ignore[no-untyped-call]
+                    proxy, "http")))
         for manager in managers:
             manager.clear()  # pools made before now would hand out untracked connections
             # A fresh dict: the default one is shared by every PoolManager in the process.

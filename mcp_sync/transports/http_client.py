@@ -324,8 +324,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 session_id, version = self._session_id, self._protocol_version
             headers = self._headers(ACCEPT_BOTH, session_id, version, json_body=True)
             try:
-                response = session.post(self.url, data=post.body, headers=headers,
-                                        stream=True, timeout=self._timeout)
+                response = self._post(session, post.body, headers)
             except requests.RequestException as exc:
                 self._post_failed(post, exc)
                 return
