@@ -90,6 +90,14 @@ class PostAdapter(HTTPAdapter):
             cookies.update(response.cookies)
         return response
 
+    def close(self) -> None:
+        """Close every connection: urllib3's pool manager only forgets its pools."""
+        super().close()
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
     def _connection_pool(self) -> HTTPConnectionPool:
         with self._lock:
             if self._pool is None:
