@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 import requests
+from requests.adapters import HTTPAdapter
 
 from .._sse import SseParser
 from .._threads import ThreadGroup
@@ -26,15 +27,15 @@ from ..jsonrpc import Batch, ErrorResponse, Incoming, RequestId, Response
 from ._decode import decode_frame
 from ._http_client_io import (
     STREAM_ERRORS,
+    Environment,
     EventTooLarge,
     SocketRegistry,
     body_excerpt,
     feed,
     is_connect_failure,
     iter_raw,
-    pin_environment,
 )
-from ._http_lean import LeanSession, lean_applies
+from ._http_post import PostAdapter
 from .base import Pusher, Receiver
 
 __all__ = [
@@ -98,6 +99,7 @@ class HttpCore:
         read_timeout: float | None,
         session_factory: Callable[[], requests.Session] | None,
         max_message_size: int,
+        max_senders: int,
         listen: bool,
         max_reconnects: int,
         reconnect_delay: float,
@@ -107,8 +109,11 @@ class HttpCore:
         self._user_headers = dict(headers or {})
         self._timeout = (http_timeout, read_timeout)
         self._session_factory = session_factory
-        # Read once: whether plain http.client may stand in for requests (see _http_lean).
-        self._lean = session_factory is None and lean_applies(url)
+        self._environment = Environment.read(url)
+        # The senders' threads post at most this many requests at once, beside one
+        # notification: the pool of kept-alive connections they share holds as many.
+        self._sender_pool_size = max_senders + 1
+        self._sender_adapter: PostAdapter | None = None
         self._max_message_size = max_message_size
         self._listen = listen
         self._max_reconnects = max_reconnects
@@ -155,27 +160,67 @@ class HttpCore:
         headers.update(ours)
         return headers
 
-    def _new_session(self, sockets: SocketRegistry) -> requests.Session:
-        session: requests.Session
-        if self._lean:
-            session = LeanSession(self.url, sockets)
+    def _new_session(self, sockets: SocketRegistry,
+                     adapter: HTTPAdapter | None = None) -> requests.Session:
+        """A session with the environment applied, whose sockets ``sockets`` can shut down.
+
+        ``adapter``, already instrumented, carries the requests of a session of ours; a
+        session from ``session_factory`` keeps its own adapters.
+        """
+        session = self._session_factory() if self._session_factory else requests.Session()
+        self._environment.apply(session)
+        if adapter is not None and self._session_factory is None:
+            for prefix in ("https://", "http://"):
+                session.mount(prefix, adapter)
         else:
-            session = self._session_factory() if self._session_factory else requests.Session()
-            pin_environment(session, self.url)
-        sockets.instrument(session)
+            sockets.instrument(session, self.url)
         with self._lock:
             self._cookies.update(session.cookies)
         session.cookies = self._cookies
         return session
 
     def _sender_session(self) -> requests.Session:
+        """The calling thread's own session (psf/requests#2766).
+
+        Sessions of ours share one :class:`~._http_post.PostAdapter`, and with it one
+        pool of connections sized to the senders; sessions from ``session_factory``
+        each keep their own adapters.
+        """
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
-            session = self._new_session(self._sender_sockets)
+            adapter = None
+            if self._session_factory is None:
+                with self._lock:
+                    if self._sender_adapter is None:
+                        self._sender_adapter = PostAdapter(
+                            self.url, pool_maxsize=self._sender_pool_size,
+                            timeout=self._timeout,
+                            verify=self._environment.ca_bundle or True,
+                            proxies=self._environment.proxies,
+                            sockets=self._sender_sockets)
+                    adapter = self._sender_adapter
+            session = self._new_session(self._sender_sockets, adapter)
             self._local.session = session
             with self._lock:
                 self._sessions.append(session)
         return session
+
+    def _post(self, session: requests.Session, body: bytes,
+              headers: dict[str, str]) -> requests.Response:
+        """POST to the endpoint, through ``session`` or, for a session of ours whose
+        requests would carry nothing but ``headers``, straight through its adapter.
+
+        Raises:
+            requests.RequestException: the POST failed.
+        """
+        adapter = self._sender_adapter
+        if adapter is not None and session.auth is None:
+            response = adapter.post(body, headers, self._cookies)
+            if not response.is_redirect:
+                return response
+            response.close()  # requests follows it
+        return session.post(self.url, data=body, headers=headers, stream=True,
+                            timeout=self._timeout)
 
     # --- reading and delivering -------------------------------------------------------------
 

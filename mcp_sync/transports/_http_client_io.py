@@ -1,9 +1,15 @@
-"""Plumbing shared by the HTTP client transports: interruptible sessions and bounded reads.
+"""Plumbing shared by the HTTP client transports: sessions set up once, interruptible
+reads, bounded reads.
+
+Every request goes through ``requests``. :class:`Environment` reads what the
+environment says about the endpoint (proxies, ``NO_PROXY``, a CA bundle, netrc
+credentials) once, and :meth:`Environment.apply` sets it on each session with
+``trust_env`` off, so no request reads the environment again.
 
 A thread blocked reading a response cannot be woken by closing the response from another
 thread: the buffered reader waits for the very lock the blocked read holds. What does wake
-it is shutting the socket down. :class:`SocketRegistry` instruments a ``requests.Session``
-so that the socket of every connection it opens is remembered, and
+it is shutting the socket down. :class:`SocketRegistry` gives a session's HTTP adapters
+urllib3 connection pools whose connections report each socket they open, and
 :meth:`SocketRegistry.shutdown` shuts all of them down at once; the blocked read then ends
 with an error or at EOF.
 """
@@ -11,8 +17,8 @@ with an error or at EOF.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
+import os
 import socket
 import threading
 import weakref
@@ -20,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
@@ -31,6 +38,7 @@ __all__ = [
     "READ_CHUNK",
     "STREAM_ERRORS",
     "ConnectFailed",
+    "Environment",
     "EventTooLarge",
     "SocketRegistry",
     "body_excerpt",
@@ -39,7 +47,6 @@ __all__ = [
     "feed",
     "is_connect_failure",
     "iter_raw",
-    "pin_environment",
     "read_limited",
     "same_origin",
 ]
@@ -47,30 +54,46 @@ __all__ = [
 READ_CHUNK = 64 * 1024
 
 
-def pin_environment(session: requests.Session, url: str) -> None:
-    """Apply what the environment says about ``url`` to ``session`` once, not per request.
+@attrs.frozen
+class Environment:
+    """What the environment says about requests to one URL, read once.
 
     With ``trust_env`` requests reads every environment variable (proxies, ``NO_PROXY``,
-    CA bundles) and looks for a netrc file on each request, which costs more than the
-    rest of an MCP call. The endpoint never changes, so the answer is read once here and
-    ``trust_env`` turned off; a session built with ``trust_env=False`` is left alone.
+    CA bundles) and looks for a netrc file on each request. The endpoint never changes,
+    so :meth:`read` asks requests once and :meth:`apply` sets the answer on each session,
+    with the precedence requests itself gives it: the environment's proxies and CA bundle
+    over the session's, netrc credentials only where the session has none.
     """
-    if not session.trust_env:
-        return
-    settings = session.merge_environment_settings(url, {}, None, None, None)
-    session.proxies = settings["proxies"]
-    session.verify = settings["verify"]
-    if settings["cert"] is not None:
-        session.cert = settings["cert"]
-    if session.auth is None:
-        session.auth = requests.utils.get_netrc_auth(url)
-    session.trust_env = False
+
+    proxies: dict[str, str]
+    ca_bundle: str | None
+    netrc_auth: tuple[str, str] | None
+
+    @classmethod
+    def read(cls, url: str) -> Environment:
+        proxies = requests.utils.get_environ_proxies(url, no_proxy=None)
+        bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        return cls(dict(proxies), bundle or None, requests.utils.get_netrc_auth(url))
+
+    def apply(self, session: requests.Session) -> None:
+        """Set the environment's settings on ``session`` and stop it reading them again.
+
+        A session built with ``trust_env=False`` ignores the environment, and is left so.
+        """
+        if not session.trust_env:
+            return
+        session.proxies = {**session.proxies, **self.proxies}
+        if self.ca_bundle is not None:
+            session.verify = self.ca_bundle
+        if session.auth is None and self.netrc_auth is not None:
+            session.auth = self.netrc_auth
+        session.trust_env = False
+
 
 #: What can go wrong while reading a response body that is already under way (a read on
 #: a response closed under it raises ValueError).
 STREAM_ERRORS: tuple[type[Exception], ...] = (
-    requests.RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException,
-    OSError, ValueError,
+    requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError,
 )
 
 
@@ -93,8 +116,9 @@ def feed(parser: SseParser, chunk: bytes) -> list[SseEvent]:
 class SocketRegistry:
     """Remembers the sockets of the sessions it instruments, to shut them down.
 
-    Sockets, not connections: once a response says ``Connection: close``, http.client
-    hands the socket over to the response and the connection forgets it.
+    Sockets, not connections or responses: a thread may be blocked before any response
+    exists (waiting for the head of an answer), and a response read to a
+    ``Connection: close`` keeps the socket after its connection let it go.
     """
 
     def __init__(self) -> None:
@@ -103,19 +127,33 @@ class SocketRegistry:
         self._closed = False
         self._pool_classes = _pool_classes(self)
 
-    def instrument(self, session: requests.Session) -> requests.Session:
-        """Make every connection ``session`` opens from now on known to this registry.
+    def instrument(self, session: requests.Session, url: str) -> requests.Session:
+        """Make every connection ``session`` opens to ``url`` from now on known here.
 
-        Only :class:`~requests.adapters.HTTPAdapter` adapters can be instrumented; others
-        keep working, but a read blocked on them is not interrupted by :meth:`shutdown`.
+        Call it once the session's proxies are final: the pools of the proxy that
+        ``url`` goes through are instrumented too. Only
+        :class:`~requests.adapters.HTTPAdapter` adapters, and HTTP(S) proxies, can be
+        instrumented; others keep working, but a read blocked on them is not
+        interrupted by :meth:`shutdown`.
         """
+        proxy = requests.utils.select_proxy(url, session.proxies)
         for adapter in session.adapters.values():
             if isinstance(adapter, HTTPAdapter):
-                manager = adapter.poolmanager
-                manager.clear()  # pools made before now would hand out untracked connections
-                # A fresh dict: the default one is shared by every PoolManager in the process.
-                manager.pool_classes_by_scheme = dict(self._pool_classes)
+                self.instrument_adapter(adapter, proxy)
         return session
+
+    def instrument_adapter(self, adapter: HTTPAdapter, proxy: str | None) -> None:
+        """Make every connection ``adapter`` opens, directly or through ``proxy``, known here."""
+        managers = [adapter.poolmanager]
+        if proxy and not proxy.lower().startswith("socks"):
+            # The proxy's own pool manager, under the key requests looks it up by.
+            managers.append(adapter.proxy_manager_for(
+                requests.utils.prepend_scheme_if_needed(  # type: ignore[no-untyped-call]
+                    proxy, "http")))
+        for manager in managers:
+            manager.clear()  # pools made before now would hand out untracked connections
+            # A fresh dict: the default one is shared by every PoolManager in the process.
+            manager.pool_classes_by_scheme = dict(self._pool_classes)
 
     def add(self, sock: socket.socket | None) -> None:
         if sock is None:
@@ -165,12 +203,15 @@ def _pool_classes(registry: SocketRegistry) -> dict[str, type[HTTPConnectionPool
 
 
 def is_connect_failure(error: requests.RequestException) -> bool:
-    """True when no connection to the server could be made at all (refused, no such host)."""
+    """True when no connection to the server, or to its proxy, could be made at all
+    (refused, no such host)."""
     if isinstance(error, (requests.ConnectTimeout, ConnectFailed)):
         return True
     if not isinstance(error, requests.ConnectionError):
         return False
     reason = getattr(error.args[0], "reason", None) if error.args else None
+    if isinstance(reason, urllib3.exceptions.ProxyError):  # the proxy could not be reached
+        reason = reason.original_error
     return isinstance(reason, (urllib3.exceptions.NewConnectionError,
                                urllib3.exceptions.ConnectTimeoutError))
 

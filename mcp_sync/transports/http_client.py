@@ -1,8 +1,9 @@
 """The Streamable HTTP client transport (HTTP-5 to HTTP-37), on ``requests``.
 
-A plain ``http://`` endpoint with nothing for requests to apply (no proxy, no netrc, no
-``session_factory``) is sent to through :class:`~._http_lean.LeanSession`, a
-``requests.Session`` whose requests to that origin are made with ``http.client``.
+Every POST, GET and DELETE goes through a ``requests.Session``, ours or one from the
+user's ``session_factory``: https, proxies, netrc credentials, auth objects and custom
+adapters all work as they do with requests. What the environment says about the
+endpoint is read once, when the transport is made.
 
 Theory of operation
 -------------------
@@ -15,10 +16,11 @@ Theory of operation
   behind long calls; a request written after a notification is posted only once the
   notification was, so ``initialized`` reaches the server before what follows it.
 * **One ``requests.Session`` per thread.** A Session is not safe to share between threads
-  (psf/requests#2766), so each sender thread keeps its own, and with it its keep-alive
-  connection; the GET listener has its own too (STYLE habit 7). All of them share one
-  cookie jar, which is thread-safe, so a load balancer's sticky-session cookie reaches
-  every request.
+  (psf/requests#2766), so each sender thread keeps its own; the senders' sessions share
+  one HTTP adapter, whose urllib3 pool keeps a connection alive for each sender. The
+  GET listener has a session and connection of its own (STYLE habit 7). All of them
+  share one cookie jar, which is thread-safe, so a load balancer's sticky-session cookie
+  reaches every request.
 * **Answers** are handed to the engine by the thread that read them (see
   ``Transport.attach_receiver``; without an engine attached, through a queue that
   :meth:`~HttpClientTransport.read` takes from): 202 carries nothing; a JSON body is
@@ -109,11 +111,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             stream is simply reopened, a silent POST stream resumed; a silent
             2024-11-05 stream ends the connection, as that transport cannot resume.
         session_factory: builds each ``requests.Session`` (for proxies, certificates,
-            custom adapters); it is called once per thread that sends, and once per
-            listener. Its HTTP adapters are instrumented so that closing can interrupt
-            a blocked read. Without one, a plain ``http://`` URL with no proxy or
-            netrc entry in the environment is sent to with ``http.client``, which
-            costs less.
+            custom adapters); it is called once per thread that sends, once per
+            listener and once for the DELETE. Unless it was made with
+            ``trust_env=False``, the environment's proxies, CA bundle and netrc
+            credentials are set on it, as requests would apply them to each request.
+            Its HTTP adapters are instrumented so that closing can interrupt a blocked
+            read.
         max_message_size: the largest answer body or event accepted, in bytes; a bigger
             one fails the requests it should have answered.
         legacy_fallback: try the 2024-11-05 HTTP+SSE transport when ``initialize`` is
@@ -162,8 +165,8 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         super().__init__(
             url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
             session_factory=session_factory, max_message_size=max_message_size,
-            listen=listen, max_reconnects=max_reconnects, reconnect_delay=reconnect_delay,
-            max_reconnect_delay=max_reconnect_delay)
+            max_senders=max_senders, listen=listen, max_reconnects=max_reconnects,
+            reconnect_delay=reconnect_delay, max_reconnect_delay=max_reconnect_delay)
         self._legacy_fallback = legacy_fallback
         self._close_timeout = close_timeout
         self._read_done = False
@@ -321,8 +324,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 session_id, version = self._session_id, self._protocol_version
             headers = self._headers(ACCEPT_BOTH, session_id, version, json_body=True)
             try:
-                response = session.post(self.url, data=post.body, headers=headers,
-                                        stream=True, timeout=self._timeout)
+                response = self._post(session, post.body, headers)
             except requests.RequestException as exc:
                 self._post_failed(post, exc)
                 return
