@@ -16,6 +16,7 @@ thread outlives the handle.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -72,6 +73,12 @@ class _Channel(HTTPChannel):  # type: ignore[misc]
 
 class _Server(TcpWSGIServer):  # type: ignore[misc]
     channel_class = _Channel
+
+    def pull_trigger(self) -> None:
+        # A task thread finishing a response while close() has already closed the
+        # trigger: the loop no longer runs, so there is nobody left to wake.
+        with contextlib.suppress(OSError):
+            super().pull_trigger()
 
     def maintenance(self, now: float) -> None:
         """Close idle connections (waitress's own rule) and those not reading their answer.
@@ -164,7 +171,11 @@ class HttpServerHandle:
             finally:
                 done.set()
 
-        self._server.trigger.pull_trigger(run)
+        try:
+            self._server.trigger.pull_trigger(run)
+        except OSError:  # the trigger is closed: the loop has ended
+            action()
+            return
         while not done.wait(0.1):
             if self._loop_ended.is_set():  # ended (Ctrl+C) before it ran the action
                 if not done.is_set():
