@@ -23,9 +23,6 @@ class Inbox:
         """Make the reader's next :meth:`get` (after what is queued) return None."""
         self._queue.put(None)
 
-    def has_buffered(self) -> bool:
-        return not self._queue.empty()
-
     def get(self) -> Incoming | None:
         """Block for the next message; None once the inbox has ended, and ever after."""
         if self._ended:

@@ -217,9 +217,6 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             return None
         return item
 
-    def has_buffered(self) -> bool:
-        return not self._inbox.empty()
-
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
         """Queue one message, or a batch, as its own POST (HTTP-5); returns at once.

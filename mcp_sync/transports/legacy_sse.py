@@ -95,9 +95,6 @@ class LegacySseTransport(Transport):
     def read(self) -> Incoming | None:
         return self._inbox.get()
 
-    def has_buffered(self) -> bool:
-        return self._inbox.has_buffered()
-
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
         if isinstance(message, (RpcRequest, Notification, RpcResponse, ErrorResponse)):
