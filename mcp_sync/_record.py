@@ -1,8 +1,8 @@
 """Plain records for the library's own bookkeeping, built without attrs.
 
-attrs builds a class by writing its methods as source and compiling them: 0.35 to 0.75
-ms a class against about 0.015 ms for a plain class (docs/benchmarks.md, "Start-up"), and
-every class built at import is paid for again at every server start-up. The wire types
+attrs builds a class by writing its methods as source and compiling them, many times the
+cost of a plain class, and every class built at import is paid for again at every server
+start-up. The wire types
 need what attrs gives them (the fields the converter reads). Records that never reach the
 wire (a registered tool, a request in flight, a compiled type hint) are plain classes on
 :class:`Record` instead: their slots, an ``__init__`` written out, and a repr made from
