@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import jsonschema
 import pytest
 
 import mcp_sync.jsonrpc as jsonrpc_module
+from tests.helpers import ScriptedServer, closing_all
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -198,3 +199,16 @@ def python_command(*args: str) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_leaks: skip the leak check for this test")
 
+
+def schema_valid(definition: str, value: dict[str, Any]) -> dict[str, Any]:
+    """``value``, after checking it against one definition of the schema (a fake peer's
+    answer must itself be realistic)."""
+    errors = [e.message for e in validator(definition).iter_errors(value)]
+    assert not errors, f"{definition}: {errors}"
+    return value
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[..., ScriptedServer]]:
+    """Starts fake servers that answer from a script; each is stopped after the test."""
+    yield from closing_all(ScriptedServer)

@@ -1,4 +1,5 @@
-"""Test helpers: a raw JSON-RPC peer on one end of an in-memory transport."""
+"""Test helpers shared by the test files: a raw JSON-RPC peer on one end of an in-memory
+transport, fake servers that answer from a script, and closing what a fixture made."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, Protocol, TypeVar
 
+from mcp_sync.errors import RpcError
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
 
 INITIALIZE = {
@@ -137,3 +139,131 @@ def closing_all(make: Callable[_Params, _Made]) -> Iterator[Callable[_Params, _M
     yield start
     for item in made:
         item.close()
+
+
+def initialize_result(version: str = "2025-03-26", **extra: Any) -> dict[str, Any]:
+    return {"protocolVersion": version, "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "1"}, **extra}
+
+
+def answer_initialize(peer: RawPeer, result: dict[str, Any]) -> dict[str, Any]:
+    request = peer.receive()
+    assert request["method"] == "initialize"
+    peer.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+    return request  # type: ignore[no-any-return]
+
+
+Answer = Callable[[dict[str, Any]], Any]
+
+
+class ScriptedServer:
+    """A fake server that answers each request with ``answers[method](params)``.
+
+    An answer function returns the result dict or raises :class:`RpcError` to answer
+    with that error; a method without one gets -32601. Everything the client sends after
+    ``initialize`` is recorded in ``received``, notifications but the handshake's also
+    in the ``notifications`` queue; :meth:`request` sends the client a
+    request and waits for its answer. The thread ends when the client disconnects.
+    """
+
+    def __init__(self, capabilities: dict[str, Any] | None = None,
+                 answers: dict[str, Answer] | None = None,
+                 version: str = "2025-03-26") -> None:
+        self.peer = RawPeer()
+        self.capabilities = {} if capabilities is None else capabilities
+        self.answers = dict(answers or {})
+        self.version = version
+        self.initialize: dict[str, Any] = {}
+        # Set once ``initialize`` holds the request: the client may have its answer (and
+        # even be closed) before this thread gets round to keeping it.
+        self.initialize_kept = threading.Event()
+        self.received: list[dict[str, Any]] = []
+        self.notifications: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self._responses: dict[Any, queue.SimpleQueue[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._serial = 0
+        self.thread = threading.Thread(target=self._run, name="scripted-server")
+        self.thread.start()
+
+    def requests(self, method: str | None = None) -> list[dict[str, Any]]:
+        """The requests received so far, of ``method`` if given."""
+        with self._lock:
+            return [m for m in self.received if "id" in m
+                    and (method is None or m["method"] == method)]
+
+    def _run(self) -> None:
+        try:
+            self.initialize = answer_initialize(self.peer, initialize_result(
+                self.version, capabilities=self.capabilities))
+            self.initialize_kept.set()
+            while True:
+                try:
+                    frame = self.peer.receive(timeout=30)
+                except EOFError:
+                    return
+                for message in frame if isinstance(frame, list) else [frame]:
+                    self._handle(message)
+        except BaseException as exc:  # reported by close()
+            self.error = exc
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            with self._lock:
+                waiting = self._responses.get(message.get("id"))
+            if waiting is not None:
+                waiting.put(message)
+            return
+        with self._lock:
+            self.received.append(message)
+        if "id" not in message:
+            if message["method"] != "notifications/initialized":  # part of the handshake
+                self.notifications.put(message)
+            return
+        answer = self.answers.get(message["method"])
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if answer is None:
+            reply["error"] = {"code": -32601, "message": "Method not found"}
+        else:
+            try:
+                reply["result"] = answer(message.get("params") or {})
+            except RpcError as exc:
+                reply["error"] = exc.to_wire()
+        self.peer.send(reply)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send the client any frame."""
+        self.peer.send(message)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.peer.send(message)
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                timeout: float = 5.0) -> dict[str, Any]:
+        """Send the client a request and return its whole answer (result or error)."""
+        with self._lock:
+            self._serial += 1
+            request_id = f"s-{self._serial}"
+            answers: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+            self._responses[request_id] = answers
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.peer.send(message)
+        return answers.get(timeout=timeout)
+
+    def close(self) -> None:
+        self.peer.close()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        if self.error is not None:
+            raise self.error
+
+
+def scripted_servers() -> Iterator[Callable[..., ScriptedServer]]:
+    """Starts :class:`ScriptedServer` instances and stops them after the test; use it
+    as ``yield from scripted_servers()`` in a fixture."""
+    yield from closing_all(ScriptedServer)

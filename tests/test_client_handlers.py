@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ import pytest
 from mcp_sync import CapabilityError, Client, RpcError, types
 from mcp_sync.client import SamplingRejected
 from mcp_sync.errors import ErrorCode
-from tests.conftest import WireLog, validator
-from tests.test_client import ScriptedServer, scripted_servers
+from tests.conftest import WireLog, schema_valid
+from tests.helpers import ScriptedServer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -33,19 +33,6 @@ SAMPLE = {
 ANSWER = {"role": "assistant", "content": {"type": "text", "text": "hi"},
           "model": "test-model", "stopReason": "endTurn"}
 
-
-@pytest.fixture
-def scripted() -> Iterator[Start]:
-    yield from scripted_servers()
-
-
-def result_of(answer: dict[str, Any], definition: str) -> dict[str, Any]:
-    """The result of a successful answer, checked against its schema definition."""
-    assert "result" in answer, answer
-    result: dict[str, Any] = answer["result"]
-    errors = [e.message for e in validator(definition).iter_errors(result)]
-    assert not errors, errors
-    return result
 
 
 # --- capabilities -------------------------------------------------------------------------
@@ -84,7 +71,7 @@ def test_sampling_handler_returning_a_result_object_sampling_2_4(scripted: Start
     server = scripted({})
     with Client(server.peer.transport, sampling_handler=sample):
         answer = server.request("sampling/createMessage", SAMPLE)
-    assert result_of(answer, "CreateMessageResult") == ANSWER
+    assert schema_valid("CreateMessageResult", answer["result"]) == ANSWER
     params, thread = seen[0]
     assert params.max_tokens == 50 and params.system_prompt == "Be brief"
     assert params.messages == [types.SamplingMessage(
@@ -103,8 +90,8 @@ def test_sampling_handler_returning_a_dict_sampling_4(scripted: Start) -> None:
     with Client(server.peer.transport, sampling_handler=lambda p: next(answers)):
         first = server.request("sampling/createMessage", SAMPLE)
         second = server.request("sampling/createMessage", SAMPLE)
-    assert result_of(first, "CreateMessageResult") == ANSWER
-    assert result_of(second, "CreateMessageResult") == image
+    assert schema_valid("CreateMessageResult", first["result"]) == ANSWER
+    assert schema_valid("CreateMessageResult", second["result"]) == image
 
 
 @pytest.mark.parametrize("rejection", [
@@ -204,7 +191,7 @@ def test_roots_in_every_form_roots_2(scripted: Start, tmp_path: Path) -> None:
     with Client(server.peer.transport, roots=roots) as client:
         answer = server.request("roots/list")
         assert client.roots[1] == types.Root(uri="file:///home/me/project", name="project")
-    assert result_of(answer, "ListRootsResult") == {"roots": [
+    assert schema_valid("ListRootsResult", answer["result"]) == {"roots": [
         {"uri": "file:///srv/app", "name": "app"},
         {"uri": "file:///home/me/project", "name": "project"},
         {"uri": "file:///tmp/scratch"},
@@ -234,10 +221,12 @@ def test_set_roots_notifies_and_roots_list_follows_roots_4(
     roots/list returns the new roots and nothing else."""
     server = scripted({})
     with Client(server.peer.transport, roots=[]) as client:
-        assert result_of(server.request("roots/list"), "ListRootsResult") == {"roots": []}
+        listed = server.request("roots/list")["result"]
+        assert schema_valid("ListRootsResult", listed) == {"roots": []}
         client.set_roots(["file:///a", {"uri": "file:///b", "name": "b"}])
         changed = server.notifications.get(timeout=5)
-        assert result_of(server.request("roots/list"), "ListRootsResult") == {"roots": [
+        listed = server.request("roots/list")["result"]
+        assert schema_valid("ListRootsResult", listed) == {"roots": [
             {"uri": "file:///a"}, {"uri": "file:///b", "name": "b"}]}
         client.set_roots([types.Root(uri="file:///a"), types.Root(uri="file:///b", name="b")])
         with pytest.raises(ValueError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,8 +17,8 @@ import pytest
 from mcp_sync import CapabilityError, Client, McpError, types
 from mcp_sync.client import ToolCallDenied
 from mcp_sync.errors import InvalidParams, ResourceNotFound
-from tests.conftest import WireLog, validator
-from tests.test_client import ScriptedServer, scripted_servers
+from tests.conftest import WireLog, schema_valid
+from tests.helpers import ScriptedServer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -38,17 +38,6 @@ PROMPT = {"name": "review", "description": "Review code",
 TOOL = {"name": "add", "inputSchema": {"type": "object"}}
 
 
-@pytest.fixture
-def scripted() -> Iterator[Start]:
-    yield from scripted_servers()
-
-
-def valid(definition: str, result: dict[str, Any]) -> dict[str, Any]:
-    """``result``, after checking that the fake server's answer is itself realistic."""
-    errors = [e.message for e in validator(definition).iter_errors(result)]
-    assert not errors, f"{definition}: {errors}"
-    return result
-
 
 def sent_methods(wire: WireLog) -> list[str]:
     return [m["method"] for m in wire.sent if isinstance(m, dict) and "method" in m]
@@ -64,11 +53,11 @@ def test_resources_list_read_templates_resources_2_3_5(scripted: Start) -> None:
         {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "hello"},
         {"uri": "file:///logo.png", "mimeType": "image/png", "blob": "iVBORw0KGgo="}]}
     server = scripted(EVERYTHING, {
-        "resources/list": lambda p: valid("ListResourcesResult", {
+        "resources/list": lambda p: schema_valid("ListResourcesResult", {
             "resources": [{**RESOURCE, "title": "Notes"}]}),
-        "resources/templates/list": lambda p: valid("ListResourceTemplatesResult", {
+        "resources/templates/list": lambda p: schema_valid("ListResourceTemplatesResult", {
             "resourceTemplates": [TEMPLATE]}),
-        "resources/read": lambda p: valid("ReadResourceResult", contents),
+        "resources/read": lambda p: schema_valid("ReadResourceResult", contents),
     })
     with Client(server.peer.transport) as client:
         resources = client.list_resources()
@@ -128,8 +117,8 @@ def test_prompts_list_and_get_with_every_content_prompts_2_3_content_5(
             "uri": "file:///x.py", "mimeType": "text/x-python", "text": "x = 1"}}},
     ]
     server = scripted(EVERYTHING, {
-        "prompts/list": lambda p: valid("ListPromptsResult", {"prompts": [PROMPT]}),
-        "prompts/get": lambda p: {**valid("GetPromptResult", {
+        "prompts/list": lambda p: schema_valid("ListPromptsResult", {"prompts": [PROMPT]}),
+        "prompts/get": lambda p: {**schema_valid("GetPromptResult", {
             "description": "Code review", "messages": messages}),
             "messages": [*messages, {"role": "user", "content": {  # a newer server's type
                 "type": "resource_link", "uri": "file:///y", "name": "y"}}]},
@@ -172,7 +161,7 @@ def test_get_prompt_refuses_non_string_arguments_prompts_3(
 def test_complete_ref_forms_completion_2_3(scripted: Start, ref: Any,
                                            wire_ref: dict[str, Any]) -> None:
     """COMPLETION-2/3: every accepted form of ``ref`` becomes the wire reference."""
-    server = scripted(EVERYTHING, {"completion/complete": lambda p: valid("CompleteResult", {
+    server = scripted(EVERYTHING, {"completion/complete": lambda p: schema_valid("CompleteResult", {
         "completion": {"values": ["py", "pyi"], "total": 10, "hasMore": True}})})
     with Client(server.peer.transport) as client:
         result = client.complete(ref, "language", "py")
