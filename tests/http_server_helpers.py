@@ -194,3 +194,15 @@ def read_until_closed(sock: socket.socket) -> bytes:
         if not chunk:
             return received
         received += chunk
+
+
+def exchange_raw(host: str, port: int, data: bytes) -> bytes:
+    """Send ``data`` on a new connection, half-close, and read all the server says until
+    it closes; a server may refuse (and close) before all of it was sent."""
+    with socket.create_connection((host, port), timeout=10) as sock:
+        try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        return read_until_closed(sock)

@@ -9,14 +9,13 @@ server serves the next, well-formed request as ever. Raw bytes over a socket on
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 
 import pytest
 
 from mcp_sync import Client
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
-from tests.http_server_helpers import INITIALIZE, make_server, read_until_closed
+from tests.http_server_helpers import INITIALIZE, exchange_raw, make_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -41,14 +40,7 @@ def _chunked(body: bytes) -> bytes:
 
 
 def _exchange(handle: HttpServerHandle, data: bytes) -> bytes:
-    """Send ``data``, half-close, and read all the server says until it closes."""
-    with socket.create_connection((handle.host, handle.port), timeout=10) as sock:
-        try:
-            sock.sendall(data)
-            sock.shutdown(socket.SHUT_WR)
-        except OSError:  # refused (and closed) before all of it was sent
-            pass
-        return read_until_closed(sock)
+    return exchange_raw(handle.host, handle.port, data)
 
 
 def _status(received: bytes) -> int:

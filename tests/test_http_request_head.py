@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
-from tests.http_server_helpers import INITIALIZE, make_server, read_until_closed
+from tests.http_server_helpers import INITIALIZE, exchange_raw, make_server
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -29,13 +29,7 @@ def served() -> Iterator[HttpServerHandle]:
 
 def _exchange(handle: HttpServerHandle, head: bytes, body: bytes = b"") -> bytes:
     """Send ``head`` and ``body``, half-close, and read all the server says."""
-    with socket.create_connection((handle.host, handle.port), timeout=10) as sock:
-        try:
-            sock.sendall(head + body)
-            sock.shutdown(socket.SHUT_WR)
-        except OSError:  # refused (and closed) before all of it was sent
-            pass
-        return read_until_closed(sock)
+    return exchange_raw(handle.host, handle.port, head + body)
 
 
 def _status(received: bytes) -> bytes:
