@@ -119,6 +119,8 @@ class Engine:
         max_queued_notifications: how many notifications and progress callbacks may wait
             for the notifier; beyond that they are dropped (and logged).
         name: used in thread names.
+        on_lost: called on the reader thread, once, when the peer went away (not after
+            :meth:`close`), with the error pending calls failed with.
     """
 
     def __init__(
@@ -133,12 +135,14 @@ class Engine:
         max_queued_notifications: int = 10_000,
         name: str = "connection",
         join_timeout: float = 5.0,
+        on_lost: Callable[[ConnectionLost], None] | None = None,
     ) -> None:
         self.transport = transport
         self.session = session
         self._handle_request = handle_request
         self._handle_notification = handle_notification
         self._join_timeout = join_timeout
+        self._on_lost = on_lost
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._pending: dict[RequestId, Call] = {}
@@ -388,6 +392,8 @@ class Engine:
                               else f"the connection broke: {cause}")
         lost.__cause__ = cause
         if self._end(lost):
+            if self._on_lost is not None:
+                self._on_lost(lost)
             self._workers.close()
             self._notifier.close()
             try:

@@ -34,6 +34,7 @@ from ._client_handlers import (
     ToolCallDenied,
     normalize_roots,
 )
+from ._client_life import Backoff, Lifeline, track, untrack
 from ._client_requests import RequestMethods
 from ._convert import from_wire, prepare_decoding
 from ._engine import Engine, IncomingRequest, ProgressCallback
@@ -59,14 +60,15 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_TIMEOUT = 600.0
 
 
-class Client(RequestMethods):
+class Client(RequestMethods, Lifeline):
     """A connection to one MCP server, initialized and ready to use.
 
     Most code creates one with :meth:`stdio`; any :class:`~mcp_sync.transports.Transport`
     works with the constructor. Use it as a context manager, or call :meth:`close`.
 
     Args:
-        transport: the connection to the server.
+        transport: the connection to the server, or a function that makes a new one
+            (needed for ``reconnect``).
         name: our ``clientInfo.name``.
         version: our ``clientInfo.version``.
         timeout: the default timeout of every call, in seconds.
@@ -95,12 +97,20 @@ class Client(RequestMethods):
         max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default our newest. The
             client accepts that version or an older one it knows.
+        reconnect: when the server is lost, connect again (a new transport from
+            ``transport``, a new ``initialize``) at the next call, instead of failing
+            every later call. Calls in flight at the loss still fail; they are never
+            repeated. See docs/reliability.md.
+        reconnect_delay: after a failed attempt to reconnect, wait this long before the
+            next; doubled after each further failure, with jitter.
+        max_reconnect_delay: the longest wait between two attempts to reconnect.
 
     Notification callbacks run one at a time on a thread of the client's, in the order
     the server sent the notifications; one that raises is logged and the rest go on.
 
     Raises:
-        ValueError: a root is not a ``file://`` URI (ROOTS-3), or the version is unknown.
+        ValueError: a root is not a ``file://`` URI (ROOTS-3), the version is unknown,
+            or ``reconnect`` is asked for with a transport rather than a function.
         ProtocolVersionError: the server speaks no version we do; it was disconnected.
         ConnectionLost: the server went away during initialization.
         RequestTimeout: the server did not answer ``initialize`` within ``timeout``.
@@ -108,7 +118,7 @@ class Client(RequestMethods):
 
     def __init__(
         self,
-        transport: Transport,
+        transport: Transport | Callable[[], Transport],
         *,
         name: str = "mcp-sync",
         version: str = __version__,
@@ -124,10 +134,22 @@ class Client(RequestMethods):
         callback_executor: Executor | None = None,
         max_workers: int = 4,
         protocol_version: str = LATEST_VERSION,
+        reconnect: bool = False,
+        reconnect_delay: float = 0.5,
+        max_reconnect_delay: float = 30.0,
     ) -> None:
         if protocol_version not in KNOWN_VERSIONS:
             raise ValueError(f"unknown protocol version {protocol_version!r}; "
                              f"known: {', '.join(KNOWN_VERSIONS)}")
+        self._connect: Callable[[], Transport] | None = None
+        if isinstance(transport, Transport) or not callable(transport):
+            if reconnect:
+                raise ValueError("reconnect=True needs a way to connect again: pass a "
+                                 "function that returns a new transport")
+        else:
+            self._connect = transport
+        self._reconnect = reconnect
+        self._backoff = Backoff(reconnect_delay, max_reconnect_delay)
         self.timeout = timeout
         self.max_timeout = max_timeout
         self._handlers = ClientHandlers(
@@ -136,30 +158,47 @@ class Client(RequestMethods):
             on_notification=on_notification)
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor
-        self._session = Session(
-            Role.CLIENT,
-            info=types.Implementation(name=name, version=version),
-            capabilities=self._handlers.capabilities(),
-            served_methods=self._handlers.served_methods(),
-            versions=KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1],
-        )
-        self._engine = Engine(
-            transport, self._session, handle_request=self._handle_request,
-            handle_notification=self._notification, max_workers=max_workers, name="client")
+        self._info = types.Implementation(name=name, version=version)
+        self._versions = KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1]
+        self._max_workers = max_workers
         self._threads = ThreadGroup("client-callbacks")
         self._callbacks = WorkerPool(self._threads, "callbacks", 1)
         self._init_result: types.InitializeResult | None = None
         self._generation = 0  # counts sessions, so one expiry starts one new session
         self._renew_lock = threading.Lock()
         self._state_lock = threading.Lock()
+        self._life_lock = threading.Lock()
+        self._closing = False
+        self._closed_event = threading.Event()
+        self._inherited: Engine | None = None  # the parent's, in the child of a fork
+        self._pid = os.getpid()
         self._log_level: dict[str, Any] | None = None
         self._subscriptions: dict[Any, dict[str, Any]] = {}
+        first = self._connect() if self._connect is not None else transport
+        assert isinstance(first, Transport) or not callable(first)
+        try:
+            self._engine = self._new_engine(first)
+        except BaseException:
+            first.close()
+            raise
         self._engine.start()
         try:
             self._initialize()
         except BaseException:
             self.close()
             raise
+        track(self)
+
+    def _new_engine(self, transport: Transport) -> Engine:
+        session = Session(
+            Role.CLIENT, info=self._info, capabilities=self._handlers.capabilities(),
+            served_methods=self._handlers.served_methods(), versions=self._versions)
+        made: list[Engine] = []
+        made.append(Engine(
+            transport, session, handle_request=self._handle_request,
+            handle_notification=self._notification, max_workers=self._max_workers,
+            name="client", on_lost=lambda error: self._connection_lost(made, error)))
+        return made[0]
 
     @classmethod
     def stdio(
@@ -188,7 +227,9 @@ class Client(RequestMethods):
             close_timeout: on close, seconds to wait after closing the server's stdin, and
                 again after SIGTERM, before escalating to SIGTERM and SIGKILL.
             max_message_size: the largest message accepted from the server, in bytes.
-            options: passed on to :class:`Client` (``timeout``, ``name``, ...).
+            options: passed on to :class:`Client` (``timeout``, ``name``,
+                ``reconnect``, ...). With ``reconnect=True`` a server that exited is
+                started again at the next call.
 
         Example::
 
@@ -198,14 +239,13 @@ class Client(RequestMethods):
         from .transports.stdio import StdioClientTransport
 
         argv = [command] if isinstance(command, str) else list(command)
-        transport = StdioClientTransport(
-            [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
-            close_timeout=close_timeout, max_message_size=max_message_size)
-        try:
-            return cls(transport, **options)
-        except BaseException:
-            transport.close()
-            raise
+
+        def connect() -> Transport:
+            return StdioClientTransport(
+                [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
+                close_timeout=close_timeout, max_message_size=max_message_size)
+
+        return cls(connect, **options)
 
     @classmethod
     def http(
@@ -233,7 +273,9 @@ class Client(RequestMethods):
             legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
                 refuses ``initialize`` with 400, 404 or 405 (HTTP-37).
             listen: open the GET stream for messages the server sends on its own.
-            options: passed on to :class:`Client` (``timeout``, ``name``, handlers...).
+            options: passed on to :class:`Client` (``timeout``, ``name``, handlers,
+                ``reconnect``...). With ``reconnect=True`` a server that could not be
+                reached is connected to again, in a new session, at the next call.
 
         Raises:
             HttpError: the server refused with an HTTP error status (401, 403, ...).
@@ -244,34 +286,41 @@ class Client(RequestMethods):
         """
         from .transports.http_client import HttpClientTransport
 
-        transport = HttpClientTransport(
-            url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
-            session_factory=session_factory, max_message_size=max_message_size,
-            legacy_fallback=legacy_fallback, listen=listen)
-        try:
-            return cls(transport, **options)
-        except BaseException:
-            transport.close()
-            raise
+        def connect() -> Transport:
+            return HttpClientTransport(
+                url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
+                session_factory=session_factory, max_message_size=max_message_size,
+                legacy_fallback=legacy_fallback, listen=listen)
+
+        return cls(connect, **options)
 
     # --- life ------------------------------------------------------------------------------
 
-    def _initialize(self) -> None:
-        future = self._engine.start_request(
-            lambda session: session.initialize_request(), timeout=self.timeout)
+    def _initialize(self, engine: Engine | None = None, timeout: float | None = None) -> None:
+        engine = self._engine if engine is None else engine
+        timeout = self.timeout if timeout is None else timeout
+        future = engine.start_request(
+            lambda session: session.initialize_request(), timeout=timeout)
         # While the server starts (a spawned one takes a hundred milliseconds and more),
         # not once its answer is here.
         prepare_decoding(types.InitializeResult)
-        result = self._wait(future, self.timeout)
+        result = self._wait(future, timeout)
         self._init_result = from_wire(result, types.InitializeResult)
-        self._engine.notify("notifications/initialized")
+        engine.notify("notifications/initialized")
 
     def close(self) -> None:
         """Disconnect (for stdio: stop the server process); idempotent, any thread.
 
-        Calls still waiting fail with :class:`~mcp_sync.errors.ConnectionClosed`.
+        Calls still waiting fail with :class:`~mcp_sync.errors.ConnectionClosed`. A
+        client still open when the interpreter exits is closed then.
         """
-        self._engine.close()
+        with self._life_lock:
+            self._closing = True
+            engine = self._engine
+        self._closed_event.set()
+        untrack(self)
+        if engine is not self._inherited:  # never what belongs to the parent of a fork
+            engine.close()
         self._callbacks.close()
         self._threads.join(5.0)
 
@@ -283,8 +332,12 @@ class Client(RequestMethods):
 
     @property
     def closed(self) -> bool:
-        """True once the connection ended, by :meth:`close` or because the server left."""
-        return self._engine.closed
+        """True once :meth:`close` was called, or once the server left a client that does
+        not reconnect (or was inherited by the child of a fork)."""
+        if self._closing:
+            return True
+        return not self._reconnect and (
+            self._engine is self._inherited or self._engine.closed)
 
     # --- what the server said at initialization ---------------------------------------------
 
@@ -309,8 +362,9 @@ class Client(RequestMethods):
     @property
     def protocol_version(self) -> str:
         """The protocol version agreed at initialization."""
-        assert self._session.negotiated_version is not None
-        return self._session.negotiated_version
+        version = self._engine.session.negotiated_version
+        assert version is not None
+        return version
 
     # --- requests --------------------------------------------------------------------------
 
@@ -331,7 +385,7 @@ class Client(RequestMethods):
     def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
               on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
         # The engine's own Future: completed on the reader thread, so never handed out.
-        return self._engine.request(
+        return self._engine_for(timeout).request(
             method, params, timeout=self.timeout if timeout is None else timeout,
             on_progress=on_progress, max_timeout=self.max_timeout)
 
@@ -391,7 +445,9 @@ class Client(RequestMethods):
                 state.insert(0, ("logging/setLevel", self._log_level))
         for method, params in state:
             try:
-                self._wait(self._send(method, params, self.timeout, None), self.timeout)
+                # On this engine only: a loss now is met by the next call.
+                self._wait(self._engine.request(method, params, timeout=self.timeout),
+                           self.timeout)
             except McpError as exc:
                 log.warning("could not restore %s %s in the new session: %s",
                             method, params, exc)
@@ -439,7 +495,7 @@ class Client(RequestMethods):
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification to the server (the low-level API)."""
-        self._engine.notify(method, params)
+        self._engine_for(None).notify(method, params)
 
     # --- roots -----------------------------------------------------------------------------
 
@@ -469,7 +525,7 @@ class Client(RequestMethods):
             raise CapabilityError("this client declared no roots; create it with "
                                   "roots=[] to offer roots later")
         if self._handlers.replace_roots(normalize_roots(roots)):
-            self._engine.notify("notifications/roots/list_changed")
+            self._engine_for(None).notify("notifications/roots/list_changed")
 
     # --- from the server -------------------------------------------------------------------
 

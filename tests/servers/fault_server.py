@@ -2,7 +2,8 @@
 
 Run as ``fault_server.py`` to serve on stdio, or as ``fault_server.py http`` to serve
 Streamable HTTP on a free loopback port: the endpoint's URL is printed as the first line
-of stdout, and the server stops when its stdin closes.
+of stdout, and the server stops when its stdin closes. ``fault_server.py linger`` serves
+on stdio and then ignores the end of its stdin, living on until a signal ends it.
 
 ``block`` reports the process id as progress, then waits until cancelled; ``echo``
 returns its text; ``rss`` reports this process's memory and thread count.
@@ -11,6 +12,7 @@ returns its text; ``rss`` reports this process's memory and thread count.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 
@@ -58,3 +60,5 @@ if __name__ == "__main__":
         serve_http_until_stdin_closes()
     else:
         server.run_stdio()
+        if sys.argv[1:] == ["linger"]:
+            signal.pause()
