@@ -119,8 +119,7 @@ class Engine:
         max_queued_notifications: how many notifications and progress callbacks may wait
             for the notifier; beyond that they are dropped (and logged).
         name: used in thread names.
-        on_lost: called on the reader thread, once, when the peer went away (not after
-            :meth:`close`), with the error pending calls failed with.
+        on_lost: called once, on the reader thread, with the error when the peer left.
     """
 
     def __init__(

@@ -63,8 +63,10 @@ DEFAULT_MAX_TIMEOUT = 600.0
 class Client(RequestMethods, Lifeline):
     """A connection to one MCP server, initialized and ready to use.
 
-    Most code creates one with :meth:`stdio`; any :class:`~mcp_sync.transports.Transport`
-    works with the constructor. Use it as a context manager, or call :meth:`close`.
+    Most code creates one with :meth:`stdio` or :meth:`http`; any
+    :class:`~mcp_sync.transports.Transport` (or a function that makes one) works with the
+    constructor. Use it as a context manager, or call :meth:`close`; a client left open
+    is closed at interpreter exit.
 
     Args:
         transport: the connection to the server, or a function that makes a new one

@@ -9,6 +9,8 @@ client to try to reconnect; the new connection starts with ``initialize``
 
 from __future__ import annotations
 
+import atexit
+import importlib.util
 import logging
 import os
 import signal
@@ -26,7 +28,7 @@ from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.http_server import serve_http
 from mcp_sync.transports.memory import memory_pair
-from tests.conftest import HERE
+from tests.conftest import EXAMPLES, HERE, _children
 from tests.http_server_helpers import Gate, make_server
 
 FAULT_SERVER = [sys.executable, str(HERE / "servers" / "fault_server.py")]
@@ -313,3 +315,52 @@ def test_closing_ends_reconnecting_for_good(connector: Connector) -> None:
     with pytest.raises(ConnectionClosed):
         client.ping()
     assert connector.calls == 1
+
+
+@pytest.mark.timeout(30)
+def test_the_new_connection_gets_the_old_subscriptions_back(connector: Connector,
+                                                            losses: Losses) -> None:
+    """RESOURCES-7: what the client had subscribed to is subscribed again on the new
+    connection, so updates keep arriving after a reconnect."""
+    @connector.server.resource("file:///project/{name}")
+    def project_file(name: str) -> str:
+        """A file of the project."""
+        return name
+
+    updated = threading.Event()
+    with Client(connector, reconnect=True, timeout=10,
+                on_resource_updated=lambda uri: updated.set()) as client:
+        client.subscribe_resource("file:///project")
+        connector.drop()
+        losses.wait()
+        client.ping()
+        assert connector.calls == 2
+        assert connector.server.notify_resource_updated("file:///project/a.txt") == 1
+        assert updated.wait(5)
+
+
+@pytest.mark.timeout(60)
+def test_the_flask_client_example_answers_again_after_its_server_died(
+        losses: Losses) -> None:
+    """examples/flask_client.py: one client per process, made at the first request; when
+    its server is killed, the next request is served by a new one."""
+    spec = importlib.util.spec_from_file_location("flask_client_example",
+                                                  EXAMPLES / "flask_client.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    before = _children()
+    web = example.create_app().test_client()
+    client = None
+    try:
+        assert web.get("/add?a=2&b=3").text == "5\n"
+        client = example.mcp_client()
+        (server_pid,) = _children() - before
+        os.kill(server_pid, signal.SIGKILL)
+        losses.wait()
+        assert web.get("/add?a=20&b=3").text == "23\n"
+        assert example.mcp_client() is client
+    finally:
+        if client is not None:
+            atexit.unregister(client.close)
+            client.close()
