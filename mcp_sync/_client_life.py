@@ -177,8 +177,8 @@ class Lifeline:
                 raise
         except McpError as exc:
             wait = self._backoff.failed()
-            log.warning("could not reconnect to the server (attempt %d): %s; the next "
-                        "attempt is made at the next call %.1fs from now or later",
+            log.warning("could not reconnect to the server (attempt %d): %s; the first "
+                        "call made %.1fs from now or later tries again",
                         self._backoff.failures, exc, wait)
             raise ConnectionLost(f"the connection to the server was lost, and "
                                  f"reconnecting failed: {exc}") from exc

@@ -14,6 +14,7 @@ import importlib.util
 import logging
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -161,6 +162,38 @@ def test_http_server_restarted_on_its_port_serves_the_next_call_ping_3() -> None
         handle.close()
         if restarted is not None:
             restarted.close()
+
+
+@pytest.mark.timeout(60)
+def test_killed_http_server_fails_the_calls_in_flight_at_once_shutdown_5(
+        losses: Losses) -> None:
+    """SHUTDOWN-5: the HTTP server process is killed while a call waits on its stream:
+    resuming the stream finds nobody listening, so the call fails with ConnectionLost
+    at once rather than after every resumption attempt; the loss is logged."""
+    process = subprocess.Popen([*FAULT_SERVER, "http"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        pids = Pids()
+        with Client.http(url, reconnect=True, timeout=30) as client:
+            future = client.call_tool_async("block", on_progress=pids)
+            assert pids.next() == process.pid
+            process.kill()
+            process.wait(10)
+            began = time.monotonic()
+            with pytest.raises(ConnectionLost):
+                future.result(20)
+            assert time.monotonic() - began < 5.0
+            losses.wait()
+            with pytest.raises(ConnectionLost, match="reconnecting failed"):
+                client.ping()  # the server is still gone: one attempt, which fails
+    finally:
+        process.kill()
+        process.wait(10)
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 # --- when and how often: a server made on demand -----------------------------------------------

@@ -76,7 +76,13 @@ from ._http_client_core import (
     Post,
     resume_parser,
 )
-from ._http_client_io import SocketRegistry, content_type, drain, read_limited
+from ._http_client_io import (
+    SocketRegistry,
+    content_type,
+    drain,
+    is_connect_failure,
+    read_limited,
+)
 from ._http_client_listener import ListenerMixin
 from ._legacy_client import LegacyMixin
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -406,6 +412,9 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                                       timeout=self._timeout)
             except requests.RequestException as exc:
                 log.debug("resuming the stream after %r failed: %s", last_id, str(exc))
+                if is_connect_failure(exc):  # nobody listens: the server is gone
+                    self._post_failed(post, exc)
+                    return
                 failures += 1
                 continue
             with resumed:
