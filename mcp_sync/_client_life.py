@@ -212,6 +212,10 @@ class Lifeline:
         # In the child of os.fork(): the engine's threads exist only in the parent, and
         # its pipes and sockets are the parent's too. Never use or close it here.
         self._inherited = self._engine
+        try:
+            self._engine.transport.after_fork_in_child()
+        except Exception:
+            log.exception("letting go of the parent's connection after a fork failed")
         self._renew_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._life_lock = threading.Lock()

@@ -129,6 +129,36 @@ def test_a_forked_child_with_reconnect_starts_its_own_server() -> None:
         assert client.call_tool("echo", {"text": "parent"}).content[0].text == "parent"
 
 
+@pytest.mark.timeout(40)
+def test_the_parent_closes_its_stdio_server_cleanly_while_a_forked_child_lives_shutdown_2(
+        ) -> None:
+    """SHUTDOWN-2: a child forked while the client was open does not keep the server's
+    stdin open: the parent's close() still ends the server with EOF, without waiting
+    for ``close_timeout`` and SIGTERM."""
+    client = Client.stdio(FAULT_SERVER, timeout=30, close_timeout=10.0)
+    go_read, go_write = os.pipe()
+    try:
+        client.ping()
+        pid = os.fork()
+        if pid == 0:  # the child: wait until the parent is done, then leave
+            try:
+                signal.signal(signal.SIGALRM, signal.SIG_DFL)
+                signal.alarm(15)
+                os.read(go_read, 1)
+            finally:
+                os._exit(0)
+        began = time.monotonic()
+        client.close()
+        assert time.monotonic() - began < 5.0  # EOF reached the server
+    finally:
+        client.close()
+        os.write(go_write, b"x")
+        os.close(go_write)
+        os.close(go_read)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 # --- at exit --------------------------------------------------------------------------------
 
 

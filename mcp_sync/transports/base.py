@@ -81,6 +81,16 @@ class Transport(abc.ABC):
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""
 
+    def after_fork_in_child(self) -> None:
+        """In the child of ``os.fork()``: let go of this process's copies of what the
+        parent's transport uses, without a word to the peer and without :meth:`close`
+        (which would end the parent's connection). The transport is not used again.
+
+        The default does nothing; a transport whose copies would keep the peer from
+        seeing the parent close (a child process's pipes) closes them.
+        """
+        return None
+
 
 class Pusher:
     """The receiver a transport accepted in ``attach_receiver``, called one message at a

@@ -407,6 +407,14 @@ class StdioClientTransport(Transport):
         finally:
             self._stopped.set()
 
+    def after_fork_in_child(self) -> None:
+        # Our copies of the pipes would keep the server from seeing EOF when the parent
+        # closes its stdin. The server itself is the parent's: not signalled, not waited.
+        for pipe in (self._stdin, self._stdout, self.process.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
+
     def _close_stdin(self) -> bool:
         if not self._write_lock.acquire(timeout=self._close_timeout):
             # A write is stuck: the server reads nothing, so it will not see EOF either.
