@@ -219,6 +219,9 @@ class Lifeline:
         self._renew_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._life_lock = threading.Lock()
+        self._closed_event = threading.Event()
+        if self._closing:
+            self._closed_event.set()
         self._backoff.succeeded()
         self._threads = ThreadGroup("client-callbacks")
         self._callbacks = WorkerPool(self._threads, "callbacks", 1)
