@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import types
 from ._content import json_safe
@@ -30,6 +30,7 @@ from ._features import (
     RegisteredResource,
     RegisteredTemplate,
     RegisteredTool,
+    check_decorator_argument,
     make_prompt,
     make_resource,
     make_template,
@@ -124,14 +125,31 @@ class Server:
 
     # --- tools -----------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(self, name: str | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
-             ) -> Callable[[F], F]:
+             ) -> Callable[[F], F]: ...
+
+    def tool(self, name: str | F | None = None, *, description: str | None = None,
+             annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
-        The input schema comes from the type hints, the description from the docstring;
-        see :meth:`add_tool`.
+        Written ``@server.tool`` or ``@server.tool()``, or with options
+        (``@server.tool("name", description=...)``). The input schema comes from the
+        type hints, the description from the docstring; see :meth:`add_tool`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
         """
+        if callable(name):
+            self.add_tool(name, description=description, annotations=annotations)
+            return name
+        check_decorator_argument("tool", name)
+
         def register(fn: F) -> F:
             self.add_tool(fn, name=name, description=description, annotations=annotations)
             return fn
@@ -197,7 +215,13 @@ class Server:
 
             @server.resource("users://{user_id}/profile")
             def profile(user_id: int) -> dict: ...
+
+        Raises:
+            TypeError: ``uri`` is not a string: the decorator was written without its
+                URI (``@server.resource`` instead of ``@server.resource("config://app")``).
         """
+        check_decorator_argument("resource", uri)
+
         def register(fn: F) -> F:
             if is_template(uri):
                 self.add_resource_template(fn, uri, name=name, description=description,
@@ -317,12 +341,28 @@ class Server:
 
     # --- prompts ---------------------------------------------------------------------------
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(self, name: str | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> Callable[[F], F]:
+               complete: CompleteSpec | None = None) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | F | None = None, *, description: str | None = None,
+               complete: CompleteSpec | None = None) -> F | Callable[[F], F]:
         """Register the decorated function as a prompt and return it unchanged.
 
-        See :meth:`add_prompt`.
+        Written ``@server.prompt`` or ``@server.prompt()``, or with options; see
+        :meth:`add_prompt`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
         """
+        if callable(name):
+            self.add_prompt(name, description=description, complete=complete)
+            return name
+        check_decorator_argument("prompt", name)
+
         def register(fn: F) -> F:
             self.add_prompt(fn, name=name, description=description, complete=complete)
             return fn
