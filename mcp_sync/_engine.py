@@ -52,6 +52,7 @@ for the write lock only until its own deadline, and neither the watchdog nor the
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import logging
 import threading
@@ -330,7 +331,7 @@ class Engine:
     def _ended_error(self) -> McpError:
         ended = self._ended
         assert ended is not None
-        error = type(ended)(str(ended))
+        error = copy.copy(ended)  # a fresh traceback; attributes (exit_code...) kept
         error.__cause__ = ended.__cause__
         return error
 
@@ -384,9 +385,11 @@ class Engine:
         except Exception as exc:  # the connection must end cleanly whatever broke
             log.exception("reader failed")
             cause = exc
-        lost = ConnectionLost("the peer closed the connection" if cause is None
-                              else f"the connection broke: {cause}")
-        lost.__cause__ = cause
+        # A transport's own ConnectionLost says best what happened (a server's exit status).
+        lost = cause if isinstance(cause, ConnectionLost) else ConnectionLost(
+            "the peer closed the connection" if cause is None else f"the connection broke: {cause}")
+        if lost is not cause:
+            lost.__cause__ = cause
         if self._end(lost):
             self._workers.close()
             self._notifier.close()

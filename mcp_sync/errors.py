@@ -211,7 +211,23 @@ class ConnectionClosed(McpError):
 
 
 class ConnectionLost(McpError, ConnectionError):
-    """The peer went away (process exited, pipe or socket broke); ``__cause__`` says how."""
+    """The peer went away (process exited, pipe or socket broke); ``__cause__`` says how.
+
+    When the peer is a server process we started (``Client.stdio``), the message and
+    the attributes say how it ended.
+
+    Attributes:
+        exit_code: the server process's exit status (negative: the signal that ended it),
+            or None when it is not known (not a process of ours, or still running).
+        stderr_tail: the last lines the server process wrote to its stderr (at most 20
+            lines, 4 KiB), or None when its stderr went elsewhere than to us.
+    """
+
+    def __init__(self, message: str, *, exit_code: int | None = None,
+                 stderr_tail: str | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
 
 
 class RequestTimeout(McpError, TimeoutError):
