@@ -276,7 +276,8 @@ class Engine:
             request = make_request(self.session)
             deadline, hard = first_deadlines(
                 time.monotonic(), timeout, progress_resets_timeout, max_timeout)
-            call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
+            call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to,
+                        request)
             self._pending[request.id] = call
             self._watchdog.schedule(call)
         try:

@@ -172,6 +172,10 @@ class HttpError(RpcError):
         super().__init__(message, data)
         self.status = status
 
+    def __str__(self) -> str:
+        # The message names the HTTP status; the JSON-RPC code, never on the wire, is noise.
+        return self.message
+
 
 class SessionExpired(RpcError):
     """The HTTP server no longer knows our session (it answered 404, HTTP-34/35).
@@ -182,6 +186,9 @@ class SessionExpired(RpcError):
     """
 
     code = -32000
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class SamplingRejected(RpcError):
