@@ -120,6 +120,8 @@ class Engine:
         max_queued_notifications: how many notifications and progress callbacks may wait
             for the notifier; beyond that they are dropped (and logged).
         name: used in thread names.
+        idle_timeout: seconds a worker or the notifier waits for work before its thread
+            ends (a new one starts with the next task); None keeps them until close.
     """
 
     def __init__(
@@ -134,6 +136,7 @@ class Engine:
         max_queued_notifications: int = 10_000,
         name: str = "connection",
         join_timeout: float = 5.0,
+        idle_timeout: float | None = None,
     ) -> None:
         self.transport = transport
         self.session = session
@@ -146,9 +149,10 @@ class Engine:
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
         self._workers = WorkerPool(self._threads, "worker", max_workers,
-                                   max_queued=max_queued_requests)
+                                   max_queued=max_queued_requests, idle_timeout=idle_timeout)
         self._notifier = WorkerPool(self._threads, "notifier", 1,
-                                    max_queued=max_queued_notifications)
+                                    max_queued=max_queued_notifications,
+                                    idle_timeout=idle_timeout)
         # A cancellation waits for a peer that reads nothing only briefly: it is dropped.
         self._canceller = Canceller(session, self._pending, self._write_lock,
                                     lambda notification: self.transport.write_before(
@@ -161,11 +165,13 @@ class Engine:
     # --- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader thread."""
+        """Start the reader thread, unless the transport pushes every message and ends
+        only when closed (then a reader would do nothing but wait for that close)."""
         if self._started:
             return
         self._started = True
-        self.transport.attach_receiver(self._receive_pushed)
+        if self.transport.attach_receiver(self._receive_pushed) and self.transport.ends_on_close:
+            return
         self._threads.start("reader", self._read_loop)
 
     @property

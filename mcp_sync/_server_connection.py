@@ -56,7 +56,7 @@ class ServerConnection:
         self.engine = Engine(
             transport, self.session, handle_request=self._handle,
             handle_notification=self._notification, max_workers=server.max_workers,
-            name="server")
+            name="server", idle_timeout=server.idle_thread_timeout)
         #: The least severe level this client receives (``logging/setLevel`` sets it).
         self.log_level: types.LoggingLevel = server.log_level
         self._log_limit = (RateLimit(server.log_rate_limit)

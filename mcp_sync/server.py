@@ -65,6 +65,9 @@ class Server:
         instructions: text telling clients (and their models) how to use the server.
         page_size: how many items each page of a ``*/list`` result holds.
         max_workers: how many requests one connection serves at once.
+        idle_thread_timeout: seconds a connection's worker (or notification) thread
+            waits for work before it ends; the next request starts one again. Idle
+            clients then cost no threads beyond their connection's own.
         timeout: the default timeout, in seconds, of requests the server sends.
         log_level: the least severe log level a client receives until it sends
             ``logging/setLevel`` (LOGGING-5).
@@ -93,6 +96,7 @@ class Server:
 
     def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None,
                  page_size: int = 100, max_workers: int = 16,
+                 idle_thread_timeout: float = 30.0,
                  timeout: float = DEFAULT_TIMEOUT, log_level: types.LoggingLevel = "info",
                  log_rate_limit: float | None = None,
                  tools: bool | None = None, resources: bool | None = None,
@@ -105,6 +109,9 @@ class Server:
         self.instructions = instructions
         self.page_size = page_size
         self.max_workers = max_workers
+        if idle_thread_timeout <= 0:
+            raise ValueError("idle_thread_timeout must be positive")
+        self.idle_thread_timeout = idle_thread_timeout
         self.timeout = timeout
         self.log_level: types.LoggingLevel = check_level(log_level)
         if log_rate_limit is not None and log_rate_limit <= 0:

@@ -138,6 +138,9 @@ class SessionTransport(Transport):
         clock: the time source for idle tracking.
     """
 
+    # Messages are pushed (attach_receiver) and the session ends only when closed.
+    ends_on_close = True
+
     def __init__(self, session_id: str | None, *, event_store: EventStore | None = None,
                  stateless: bool = False, clock: Callable[[], float] = time.monotonic,
                  max_queued: int = MAX_QUEUED_EVENTS) -> None:
@@ -368,10 +371,13 @@ class SessionTransport(Transport):
         return token
 
     def detach(self, stream: Stream, token: object) -> bool:
-        """Stop consuming ``stream`` (if still its consumer); True if it is finished."""
+        """Stop consuming ``stream``; False if the client left while it was still due
+        events (its consumer, with the stream unfinished), True otherwise: the stream
+        finished, or another consumer or the server's idle check took it over."""
         with self._cond:
-            if stream.consumer is token:
-                stream.consumer = None
+            if stream.consumer is not token:
+                return True
+            stream.consumer = None
             return stream.finished
 
     def call_when_idle(self, callback: Callable[[], None]) -> None:
@@ -519,8 +525,8 @@ class SseBody:
 
     The first chunk goes out at once (a comment, plus any replayed events) so that the
     client has the response headers without waiting for the first event. ``on_close``
-    runs exactly once, when the server closes the body, with whether the stream had
-    finished (rather than the client having gone away).
+    runs exactly once, when the server closes the body, with False if the client went
+    away while the stream was still due events (see :meth:`SessionTransport.detach`).
     """
 
     def __init__(self, transport: SessionTransport, stream: Stream | None, token: object | None,
