@@ -157,7 +157,7 @@ class StreamableHttpApp(GetAndDelete):
         self._get_streams = 0
         self._closed = False
         self._threads = ThreadGroup("http")
-        self._closer = WorkerPool(self._threads, "closer", 1)
+        self._closer = WorkerPool(self._threads, "closer", 1, idle_timeout=30.0)
         self._stop = threading.Event()
         self._sweeper_started = False
 
