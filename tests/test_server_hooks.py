@@ -12,6 +12,8 @@ import pytest
 from mcp_sync import Context, Server
 from mcp_sync.errors import InternalError, ResourceNotFound
 from mcp_sync.testing import open_client
+from mcp_sync.transports.http_server import make_wsgi_app
+from tests.http_server_helpers import WsgiPeer, call
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -146,3 +148,20 @@ def test_a_failing_hook_fails_only_that_request() -> None:
         assert not events  # the tool never ran
         refuse.clear()
         assert client.call_tool("where").content[0].text == "ok"
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+def test_hooks_enclose_calls_served_over_streamable_http(json_response: bool) -> None:
+    """Over HTTP a request may be served on the WSGI thread that received it: the hook
+    still runs on whichever thread runs the tool."""
+    events: list[Any] = []
+    server = make_server(events)
+    server.add_call_hook(Recorder("hook", events))
+    with make_wsgi_app(server, json_response=json_response) as app:
+        peer = WsgiPeer(app)
+        peer.initialize()
+        result = peer.result(call(2, "tools/call", {"name": "where", "arguments": {}}))
+    assert result["content"] == [{"type": "text", "text": "ok"}]
+    assert [event[:2] for event in events] == [
+        ("hook", "before"), ("tool", "ran"), ("hook", "after")]
+    assert len({event[3] for event in events}) == 1
