@@ -33,9 +33,13 @@ _CANCEL_CHECK = 0.1
 @overload
 def on_executor(executor: Executor | None, callback: Callable[P, None],
                 name: str) -> Callable[P, None]: ...
+
+
 @overload
 def on_executor(executor: Executor | None, callback: Callable[P, None] | None,
                 name: str) -> Callable[P, None] | None: ...
+
+
 def on_executor(executor: Executor | None, callback: Callable[P, None] | None,
                 name: str) -> Callable[P, None] | None:
     """``callback`` made to run on ``executor`` (unchanged without one).

@@ -3,7 +3,8 @@
 :class:`ClientHandlers` holds the user's handlers and callbacks, derives the capabilities
 the client declares from them (CAPS-4: a feature is declared only when something can
 serve it), answers the server's requests on a worker thread, and turns the server's
-notifications into typed callbacks on the notifier thread.
+notifications into typed callbacks on the notifier thread. With a ``callback_executor``
+the user's functions run there instead (see :mod:`mcp_sync._callbacks`).
 
 Nothing here may take the reader down: every user function is called inside a guard
 that turns a failure into a logged message or a JSON-RPC error for the server.
