@@ -16,8 +16,9 @@ gets the same treatment as a Django view::
 
 With the default ``CONN_MAX_AGE = 0`` the connection a call opened is closed when it
 ends; with a larger one it is kept for the next call on that thread while it is young
-and healthy, as for a view. The server's threads end with their client's session, and a
-connection kept on one is then left to the garbage collector (docs/server.md).
+and healthy, as for a view. The server's threads end with their client's session at the
+latest, and a connection kept on one is then left to the garbage collector
+(docs/server.md).
 
 Django itself is imported only when a call runs, never when :mod:`mcp_sync` is.
 """
