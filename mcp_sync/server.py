@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import types
@@ -40,17 +41,20 @@ from ._process import settle_startup_objects
 from ._server_connection import ServerConnection
 from ._server_handlers import FEATURE_METHODS, HANDLERS
 from ._uri_template import is_template
+from .context import Context
 from .transports.base import Transport
 
 if TYPE_CHECKING:
     from .transports.http_server import StreamableHttpApp
 
-__all__ = ["McpLogHandler", "Server", "ServerConnection"]
+__all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
 
 log = _logging_module.getLogger("mcp_sync.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 RootsCallback = Callable[[ServerConnection], None]
+#: Called with the request's Context; the context manager it returns encloses the call.
+CallHook = Callable[[Context], AbstractContextManager[object]]
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -118,6 +122,7 @@ class Server:
         self._templates: dict[str, RegisteredTemplate] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._roots_callbacks: list[RootsCallback] = []
+        self._call_hooks: tuple[CallHook, ...] = ()
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
         self._handlers = dict(HANDLERS)
@@ -445,6 +450,21 @@ class Server:
         with self._lock:
             self._roots_callbacks.append(fn)
         return fn
+
+    def add_call_hook(self, hook: CallHook) -> CallHook:
+        """Run ``hook`` around every request a handler serves, on that handler's thread.
+
+        ``hook(ctx)`` returns a context manager (a ``@contextlib.contextmanager``
+        function, say) entered before each tool call, resource read, prompt, completion
+        or list and exited after it, whatever happened; ``initialize`` and ``ping`` need
+        no handler and get no hook. Hooks nest, the first added outermost. One that
+        raises fails that request with -32603, its traceback logged; the connection goes
+        on. Returns ``hook``, so it works as a decorator. See docs/server.md, and
+        :func:`mcp_sync.django.close_old_connections` for Django's database.
+        """
+        with self._lock:
+            self._call_hooks = (*self._call_hooks, hook)
+        return hook
 
     def _roots_changed(self, connection: ServerConnection) -> None:
         with self._lock:
