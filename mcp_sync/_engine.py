@@ -165,8 +165,7 @@ class Engine:
     # --- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader thread, unless the transport pushes every message and ends
-        only when closed (then a reader would do nothing but wait for that close)."""
+        """Start the reader thread; none for a transport that pushes and ends only on close."""
         if self._started:
             return
         self._started = True

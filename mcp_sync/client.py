@@ -21,6 +21,7 @@ from concurrent.futures import Executor, Future
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
+from ._callbacks import on_executor
 from ._client_handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -90,14 +91,18 @@ class Client(RequestMethods):
             the server, after the typed callback for it if there is one.
         approve_tool_call: called as ``fn(name, arguments)`` before every tool call;
             returning False raises :class:`ToolCallDenied` and sends nothing (GEN-5).
-        callback_executor: where ``*_async`` futures are completed and their callbacks
-            run (a GUI toolkit's executor, say); by default a thread of the client's.
+        callback_executor: where every callback runs: the completion of ``*_async``
+            futures, ``on_progress``, ``on_log`` and the other notification callbacks,
+            and the sampling handler. Give a GUI toolkit's (:mod:`mcp_sync.gui` has
+            them for Tk and Qt) and none of them runs on another thread. By default
+            they run on threads of the client's.
         max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default our newest. The
             client accepts that version or an older one it knows.
 
-    Notification callbacks run one at a time on a thread of the client's, in the order
-    the server sent the notifications; one that raises is logged and the rest go on.
+    Notification callbacks run one at a time on a thread of the client's (or on
+    ``callback_executor``), in the order the server sent the notifications; one that
+    raises is logged and the rest go on.
 
     Raises:
         ValueError: a root is not a ``file://`` URI (ROOTS-3), or the version is unknown.
@@ -133,7 +138,8 @@ class Client(RequestMethods):
         self._handlers = ClientHandlers(
             sampling_handler=sampling_handler, roots=roots, on_log=on_log,
             on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
-            on_notification=on_notification)
+            on_notification=on_notification, callback_executor=callback_executor)
+        self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor
         self._session = Session(
@@ -333,7 +339,8 @@ class Client(RequestMethods):
         # The engine's own Future: completed on the reader thread, so never handed out.
         return self._engine.request(
             method, params, timeout=self.timeout if timeout is None else timeout,
-            on_progress=on_progress, max_timeout=self.max_timeout)
+            on_progress=on_executor(self._callback_executor, on_progress, "on_progress"),
+            max_timeout=self.max_timeout)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None,
@@ -477,7 +484,7 @@ class Client(RequestMethods):
         return self._handlers.serve(incoming)
 
     def _notification(self, notification: Notification) -> None:
-        self._handlers.deliver(notification)
+        self._deliver(notification)
 
 
 #: Requests repeated once in a new session (HTTP-35): they change nothing at the server,

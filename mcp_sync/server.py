@@ -4,7 +4,8 @@ A :class:`Server` holds what is registered: tools, resources and resource templa
 prompts with their completers. Each client connection is a :class:`ServerConnection`
 with its own session, engine, log level and resource subscriptions;
 :meth:`Server.run_stdio` serves one over stdin/stdout, :meth:`Server.connect` one over
-any transport. The request handlers live in :mod:`mcp_sync._server_handlers`.
+any transport. The request handlers live in :mod:`mcp_sync._server_handlers`, the ways
+of serving (stdio, HTTP) in :mod:`mcp_sync._server_serving`.
 
 Capabilities (CAPS-3) are fixed per connection when it starts: ``tools``, ``resources``
 and ``prompts`` are declared if something of that kind is registered then, and
@@ -19,7 +20,8 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar, overload
 
 from . import types
 from ._content import json_safe
@@ -37,26 +39,26 @@ from ._features import (
     make_tool,
 )
 from ._logging import McpLogHandler, check_level
-from ._process import settle_startup_objects
 from ._server_connection import ServerConnection
 from ._server_handlers import FEATURE_METHODS, HANDLERS
+from ._server_serving import Serving
 from ._uri_template import is_template
+from .context import Context
 from .transports.base import Transport
 
-if TYPE_CHECKING:
-    from .transports.http_server import StreamableHttpApp
-
-__all__ = ["McpLogHandler", "Server", "ServerConnection"]
+__all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
 
 log = _logging_module.getLogger("mcp_sync.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 RootsCallback = Callable[[ServerConnection], None]
+#: Called with the request's Context; the context manager it returns encloses the call.
+CallHook = Callable[[Context], AbstractContextManager[object]]
 
 DEFAULT_TIMEOUT = 60.0
 
 
-class Server:
+class Server(Serving):
     """An MCP server.
 
     Args:
@@ -126,6 +128,7 @@ class Server:
         self._templates: dict[str, RegisteredTemplate] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._roots_callbacks: list[RootsCallback] = []
+        self._call_hooks: tuple[CallHook, ...] = ()
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
         self._handlers = dict(HANDLERS)
@@ -493,6 +496,21 @@ class Server:
             self._roots_callbacks.append(fn)
         return fn
 
+    def add_call_hook(self, hook: CallHook) -> CallHook:
+        """Run ``hook`` around every request a handler serves, on that handler's thread.
+
+        ``hook(ctx)`` returns a context manager (a ``@contextlib.contextmanager``
+        function, say) entered before each tool call, resource read, prompt, completion
+        or list and exited after it, whatever happened; ``initialize`` and ``ping`` need
+        no handler and get no hook. Hooks nest, the first added outermost. One that
+        raises fails that request with -32603, its traceback logged; the connection goes
+        on. Returns ``hook``, so it works as a decorator. See docs/server.md, and
+        :func:`mcp_sync.django.close_old_connections` for Django's database.
+        """
+        with self._lock:
+            self._call_hooks = (*self._call_hooks, hook)
+        return hook
+
     def _roots_changed(self, connection: ServerConnection) -> None:
         with self._lock:
             callbacks = list(self._roots_callbacks)
@@ -565,51 +583,3 @@ class Server:
     def served_methods(self) -> frozenset[str]:
         """Every request method some connection of this server may answer."""
         return frozenset(self._handlers)
-
-    def wsgi_app(self, path: str = "/mcp", *, stateless: bool = False,
-                 json_response: bool = False, **options: Any) -> StreamableHttpApp:
-        """This server over Streamable HTTP, as a WSGI application.
-
-        Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
-        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
-        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ...).
-
-        Args:
-            path: the MCP endpoint's path within the application.
-            stateless: no sessions; each POST stands alone (scales across processes).
-            json_response: answer requests with ``application/json``, never SSE.
-            options: passed to :func:`mcp_sync.transports.http_server.make_wsgi_app`.
-        """
-        from .transports.http_server import make_wsgi_app
-
-        return make_wsgi_app(self, path, stateless=stateless, json_response=json_response,
-                             **options)
-
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-                 **options: Any) -> None:
-        """Serve Streamable HTTP at ``http://host:port/path`` until Ctrl+C.
-
-        Serves on waitress; binds the loopback address by default (HTTP-3). Options as
-        for :meth:`wsgi_app`, plus ``max_threads``, ``io_timeout`` and ``wrap``; see
-        docs/http.md.
-        """
-        from .transports.http_server import run_http
-
-        run_http(self, host, port, path=path, **options)
-
-    def run_stdio(self) -> None:
-        """Serve one client on stdin/stdout until stdin closes, then return.
-
-        While serving, anything printed to stdout goes to stderr instead, so it cannot
-        corrupt the message stream. Returns normally when the client closes the pipe, so
-        a script that ends with this call exits with status 0. The objects alive when it
-        starts are left out of the garbage collector's later passes (``gc.freeze()``).
-        """
-        from .transports.stdio import StdioServerTransport
-
-        settle_startup_objects()
-        connection = self.connect(StdioServerTransport())
-        try:
-            connection.wait_closed()
-        finally:
-            connection.close()
