@@ -22,9 +22,10 @@ def cors_fields(origin: str) -> list[tuple[str, str]]:
 
 class PostAnswer:
     """A POST's answer in its usual forms (a JSON body, an event stream, 202), handed to
-    the WSGI server as it is: werkzeug's ``Response`` built its headers and wrapped its
-    body in an iterator of its own for every answer, a sixth of what a POST cost here.
-    The status line and header fields are those werkzeug wrote for the same answers.
+    the WSGI server as it is, without werkzeug's ``Response``, which builds its headers
+    and wraps its body in an iterator of its own for every answer, on the path every
+    call takes. The status line and header fields are those werkzeug wrote for
+    the same answers.
     """
 
     __slots__ = ("_body", "_headers", "_status", "status_code")
