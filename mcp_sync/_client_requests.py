@@ -169,6 +169,12 @@ class RequestMethods:
 
         The approval hook runs first, on the calling thread; a refusal raises
         :class:`ToolCallDenied` here rather than through the Future.
+
+        ``future.cancel()``, from any thread (a "Cancel" button), cancels the call:
+        the server is sent ``notifications/cancelled`` (the tool sees
+        ``ctx.cancelled``), or never gets a request not yet sent, and whoever waits on
+        the Future gets :class:`~mcp_sync.errors.RequestCancelled`. It returns False
+        once the answer is being delivered.
         """
         future = self._send("tools/call", self._approved(name, arguments), timeout, on_progress)
         return self._typed_async(future, _tool_result)

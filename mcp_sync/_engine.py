@@ -321,15 +321,21 @@ class Engine:
             notification = self.session.notification(method, params)
         self._write(notification, related_to)
 
-    def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
-        """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
+    def cancel(self, future: Future[dict[str, Any]], reason: str | None = None) -> bool:
+        """Cancel the call whose Future (from :meth:`request`) is ``future``: it fails with
+        RequestCancelled, and the peer is told unless the request was never written.
+
+        Never waits for the write lock (a GUI thread may call it); False if the call
+        had already ended.
+        """
         with self._lock:
-            call = self._pending.pop(request_id, None)
-            notification = self._canceller.give_up(call, reason) if call is not None else None
-        if call is not None:
-            fail(call.future, RequestCancelled(reason or "the request was cancelled"))
-        if notification is not None:
-            self._try_write(notification)
+            call = next((c for c in self._pending.values() if c.future is future), None)
+            if call is None:
+                return False
+            del self._pending[call.request_id]
+            taken = [(call, self._canceller.give_up(call, reason))]
+        self._canceller.cancel_taken(taken, reason or "the request was cancelled")
+        return True
 
     def _closed_here(self) -> McpError | None:
         return self._ended_error() if isinstance(self._ended, ConnectionClosed) else None

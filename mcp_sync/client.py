@@ -3,7 +3,8 @@
 A :class:`Client` connects and initializes as it is created, so a client you hold is
 always ready. It may be shared by any number of threads; their calls pipeline over the
 one connection. ``*_async`` methods return a ``concurrent.futures.Future`` instead of
-blocking, for code (a GUI event loop) that must not wait.
+blocking, for code (a GUI event loop) that must not wait; cancelling that Future, from
+any thread, cancels the call at the server.
 
 The typed request methods live in :mod:`mcp_sync._client_requests`; what the client does
 for its server (sampling, roots, notification callbacks) in
@@ -21,6 +22,7 @@ from concurrent.futures import Executor, Future
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
+from ._call_future import CallFuture
 from ._callbacks import on_executor
 from ._client_handlers import (
     ClientHandlers,
@@ -326,7 +328,9 @@ class Client(RequestMethods):
         """Send any request and return a Future of its raw result (the low-level API).
 
         The Future fails with the error the server answered, or with RequestTimeout,
-        ConnectionLost or ConnectionClosed.
+        ConnectionLost or ConnectionClosed. Its ``cancel()`` cancels the request: the
+        server is sent ``notifications/cancelled`` and whoever waits on the Future gets
+        :class:`~mcp_sync.errors.RequestCancelled`.
 
         Raises:
             CapabilityError: the server did not declare what ``method`` needs (CAPS-5).
@@ -415,7 +419,9 @@ class Client(RequestMethods):
 
     def _typed_async(self, future: Future[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
-        outer: Future[T] = Future()
+        # Cancelling the Future handed out cancels the call (and tells the server).
+        outer: CallFuture[T] = CallFuture(
+            lambda: self._engine.cancel(future, "cancelled by the client"))
 
         def transfer(done: Future[dict[str, Any]]) -> None:
             if not outer.set_running_or_notify_cancel():

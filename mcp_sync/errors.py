@@ -242,7 +242,13 @@ class RequestTimeout(McpError, TimeoutError):
 
 
 class RequestCancelled(McpError):
-    """The request was cancelled before its answer arrived."""
+    """The request was cancelled before its answer arrived.
+
+    Cancelling the Future of a ``*_async`` call raises it in whoever waits on that
+    Future (there it is also a ``concurrent.futures.CancelledError``, as from any
+    cancelled Future); the server was sent ``notifications/cancelled``, or never saw
+    the request.
+    """
 
 
 class ProtocolVersionError(McpError):
