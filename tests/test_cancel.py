@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -28,6 +29,7 @@ from mcp_sync import Client, Context, RequestCancelled, RequestTimeout, Server
 from mcp_sync.errors import ConnectionClosed
 from mcp_sync.testing import open_client
 from mcp_sync.transports.http_server import serve_http
+from tests.conftest import EXAMPLES
 from tests.http_client_helpers import open_client as open_http_client
 from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, parse_sse
 
@@ -146,6 +148,15 @@ def test_cancel_after_close_is_too_late() -> None:
     assert future.cancel() is False
     with pytest.raises(ConnectionClosed):
         future.result(5)
+
+
+def test_the_cancel_example_cancels_and_goes_on() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "cancel_call.py")], capture_output=True, text=True,
+        timeout=50)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == [
+        "cancelled after the first step", "the client is still usable: yes"]
 
 
 # --- timeouts that stay local over Streamable HTTP --------------------------------------------
