@@ -336,8 +336,8 @@ class SessionTransport(Transport):
 
         A ``notifications/cancelled`` for a request of ours ends that request's place in
         its stream: a cancelled request is never answered (AMBIG-8), and its stream
-        closes once the rest are. A request whose cancellation arrived first is never
-        served (CANCEL-7). With ``serve_here`` (for a caller that would only wait
+        closes once the rest are. A request cancelled before it was fed is not served
+        (CANCEL-7). With ``serve_here`` (for a caller that would only wait
         for the answers) the requests are served on the calling thread before this
         returns, rather than by the engine's workers.
 
@@ -353,11 +353,20 @@ class SessionTransport(Transport):
                 if isinstance(message, Notification) and message.method == (
                         "notifications/cancelled"):
                     self._note_cancel(message, callbacks)
+            forward: Incoming | None = incoming
+            kept = [message for message in messages if not isinstance(message, Request)
+                    or message.id in self._owners]
+            if len(kept) < len(messages):
+                # Cancelled since its stream was opened, by a POST that came in meanwhile.
+                log.debug("dropping %d request(s) cancelled before they were served",
+                          len(messages) - len(kept))
+                forward = Batch(tuple(kept)) if isinstance(incoming, Batch) and kept else None
             pushed = self._pusher.attached
-            if not pushed:
-                self._inbox.put(incoming)
+            if not pushed and forward is not None:
+                self._inbox.put(forward)
                 self._cond.notify_all()
-        servers = self._pusher.push(incoming, serve_here) if pushed else []
+        servers = (self._pusher.push(forward, serve_here)
+                   if pushed and forward is not None else [])
         _run(callbacks)
         for serve in servers:
             serve()
