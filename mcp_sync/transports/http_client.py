@@ -15,6 +15,9 @@ Theory of operation
   of their own, so that a cancellation, or our answer to a server's request, never waits
   behind long calls; a request written after a notification is posted only once the
   notification was, so ``initialized`` reaches the server before what follows it.
+* **Cancellations wait for their request** (:mod:`._http_cancel`): a request given up
+  on before its POST started is never posted, and a ``notifications/cancelled`` is
+  posted only once the server has the request it names.
 * **One ``requests.Session`` per thread.** A Session is not safe to share between threads
   (psf/requests#2766), so each sender thread keeps its own; the senders' sessions share
   one HTTP adapter, whose urllib3 pool keeps a connection alive for each sender. The
