@@ -22,7 +22,7 @@ def main() -> None:
             on_progress=lambda progress, total, message: first_step.set())
         first_step.wait(30)
 
-        # The button's handler: cancel() never blocks, and works from any thread.
+        # The button's handler: cancel() returns at once, from any thread.
         button = threading.Thread(target=future.cancel)
         button.start()
         try:

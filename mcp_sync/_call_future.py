@@ -22,7 +22,8 @@ T = TypeVar("T")
 
 
 class CallFuture(Future[T]):
-    """A call's Future; :meth:`cancel` is safe from any thread and never blocks."""
+    """A call's Future; :meth:`cancel` works from any thread and does not wait for the
+    server."""
 
     def __init__(self, cancel_call: Callable[[], object]) -> None:
         super().__init__()
