@@ -165,6 +165,17 @@ class Canceller:
             return None
         return self._session.cancel(call.request_id, reason)
 
+    def take_call(self, future: Future[dict[str, Any]], reason: str | None) -> Taken:
+        """Remove the pending call whose Future is ``future`` (none if it has ended).
+
+        Called with the lock held; pass the result to :meth:`cancel_taken` once released.
+        """
+        call = next((c for c in self._pending.values() if c.future is future), None)
+        if call is None:
+            return []
+        del self._pending[call.request_id]
+        return [(call, self.give_up(call, reason))]
+
     def take_nested(self, request_id: RequestId, reason: str) -> Taken:
         """Remove the calls made on behalf of the peer's request ``request_id``.
 

@@ -329,13 +329,9 @@ class Engine:
         had already ended.
         """
         with self._lock:
-            call = next((c for c in self._pending.values() if c.future is future), None)
-            if call is None:
-                return False
-            del self._pending[call.request_id]
-            taken = [(call, self._canceller.give_up(call, reason))]
+            taken = self._canceller.take_call(future, reason)
         self._canceller.cancel_taken(taken, reason or "the request was cancelled")
-        return True
+        return bool(taken)
 
     def _closed_here(self) -> McpError | None:
         return self._ended_error() if isinstance(self._ended, ConnectionClosed) else None
