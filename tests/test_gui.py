@@ -8,6 +8,7 @@ platform.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import select
@@ -68,10 +69,22 @@ def tk_root() -> Iterator[tkinter.Tk]:
             yield root
         finally:
             root.destroy()
+            # Tk objects must be freed on the thread that made them: Tcl aborts the
+            # process when the collector frees one later on some other thread.
+            gc.collect()
     finally:
         os.close(read_end)
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture(autouse=True)
+def free_tk_objects_here() -> Iterator[None]:
+    """Whatever Tk objects a test left in reference cycles (an executor, a client holding
+    one) are freed here, on the thread that made them, not by a later collection on
+    another test's thread."""
+    yield
+    gc.collect()
 
 
 def run_until(root: tkinter.Tk, done: threading.Event) -> None:
