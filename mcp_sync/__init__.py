@@ -1,7 +1,7 @@
 """mcp_sync: the Model Context Protocol for synchronous Python.
 
-A blocking, thread-based MCP client and server over stdio (and, soon, Streamable HTTP),
-for programs that do not run an event loop.
+A blocking, thread-based MCP client and server over stdio and Streamable HTTP (and the
+older HTTP+SSE transport), for programs that do not run an event loop.
 """
 
 from typing import TYPE_CHECKING, Any

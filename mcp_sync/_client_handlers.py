@@ -3,7 +3,8 @@
 :class:`ClientHandlers` holds the user's handlers and callbacks, derives the capabilities
 the client declares from them (CAPS-4: a feature is declared only when something can
 serve it), answers the server's requests on a worker thread, and turns the server's
-notifications into typed callbacks on the notifier thread.
+notifications into typed callbacks on the notifier thread. With a ``callback_executor``
+the user's functions run there instead (see :mod:`mcp_sync._callbacks`).
 
 Nothing here may take the reader down: every user function is called inside a guard
 that turns a failure into a logged message or a JSON-RPC error for the server.
@@ -15,10 +16,12 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from . import types
+from ._callbacks import call_on
 from ._convert import from_wire, to_wire
 from ._engine import IncomingRequest
 from .errors import (
@@ -116,8 +119,10 @@ class ClientHandlers:
         on_resource_updated: ResourceUpdatedCallback | None = None,
         on_list_changed: ListChangedCallback | None = None,
         on_notification: NotificationCallback | None = None,
+        callback_executor: Executor | None = None,
     ) -> None:
         self.sampling_handler = sampling_handler
+        self.callback_executor = callback_executor
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
         self.on_list_changed = on_list_changed
@@ -186,7 +191,11 @@ class ClientHandlers:
         # -32602 before the handler ever sees it (SAMPLING-3).
         params = from_wire(incoming.params, types.CreateMessageRequestParams)
         try:
-            answer = self.sampling_handler(params)
+            if self.callback_executor is None:
+                answer = self.sampling_handler(params)
+            else:  # on the application's thread (a dialog may ask the user)
+                answer = call_on(self.callback_executor, incoming.cancelled,
+                                 self.sampling_handler, params)
         except RpcError:
             raise  # the handler chose the error, SamplingRejected included
         except Exception:

@@ -140,8 +140,9 @@ class RequestMethods:
                   on_progress: ProgressCallback | None = None) -> types.CallToolResult:
         """Call a tool and block for its result.
 
-        A tool that failed while running returns a result with ``is_error`` set; a
-        protocol failure (unknown tool, invalid arguments) raises.
+        A tool that failed while running returns a result with ``is_error`` True (False
+        otherwise, also when the server left ``isError`` out); a protocol failure
+        (unknown tool, invalid arguments) raises.
 
         Args:
             name: the tool's name.
@@ -157,8 +158,8 @@ class RequestMethods:
             RequestTimeout: no answer in time; the call was cancelled at the server.
             CapabilityError: the server did not declare ``tools`` (CAPS-5).
         """
-        return self._typed("tools/call", self._approved(name, arguments),
-                           types.CallToolResult, timeout, on_progress)
+        return _tool_result(self.send_request("tools/call", self._approved(name, arguments),
+                                              timeout=timeout, on_progress=on_progress))
 
     def call_tool_async(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                         timeout: float | None = None,
@@ -168,9 +169,15 @@ class RequestMethods:
 
         The approval hook runs first, on the calling thread; a refusal raises
         :class:`ToolCallDenied` here rather than through the Future.
+
+        ``future.cancel()``, from any thread (a "Cancel" button), cancels the call:
+        the server is sent ``notifications/cancelled`` (the tool sees
+        ``ctx.cancelled``), or never gets a request not yet sent, and whoever waits on
+        the Future gets :class:`~mcp_sync.errors.RequestCancelled`. It returns False
+        once the answer is being delivered.
         """
-        return self._typed_future("tools/call", self._approved(name, arguments),
-                                  types.CallToolResult, timeout, on_progress)
+        future = self._send("tools/call", self._approved(name, arguments), timeout, on_progress)
+        return self._typed_async(future, _tool_result)
 
     def _approved(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
@@ -306,6 +313,12 @@ class RequestMethods:
         """Like :meth:`get_prompt`, returning a Future at once."""
         return self._typed_future("prompts/get", _prompt_params(name, arguments),
                                   types.GetPromptResult, timeout, on_progress)
+
+
+def _tool_result(raw: dict[str, Any]) -> types.CallToolResult:
+    # TOOLS-4: a missing isError means false; the caller sees False rather than None.
+    raw.setdefault("isError", False)
+    return from_wire(raw, types.CallToolResult)
 
 
 def _all_pages(fetch: Callable[[str | None], tuple[list[R], str | None]]) -> list[R]:

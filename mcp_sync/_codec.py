@@ -1,9 +1,13 @@
-"""JSON text in and out: ``json`` reads, orjson writes.
+"""JSON text in and out, through orjson, with ``json`` where the two would differ.
 
-Reading uses the standard library's decoder, strictly: ``NaN`` and ``Infinity`` are
-refused, as is a number too large for a float. It keeps what orjson would not: integers
-beyond 64 bits stay integers (orjson reads them as floats) and a lone surrogate escape
-(``"\\ud800"``, which orjson refuses) reads as the string it stands for.
+Reading is strict: ``NaN`` and ``Infinity`` are refused, as is a number too large for a
+float. orjson reads a frame unless it could read it differently from ``json``, which then
+reads it instead:
+
+* an integer beyond 64 bits, which orjson reads as a float: a frame with a run of 19 or
+  more digits anywhere (in a string too) goes to ``json``, which keeps it an integer;
+* a lone surrogate escape (``"\\ud800"``), invalid UTF-8, or anything else orjson refuses:
+  ``json`` reads it as the string it stands for, or refuses it with its own message.
 
 Writing is compact UTF-8 from orjson, many times faster than ``json`` on a large
 result. Where the two differ, the message is written as ``json`` writes it, or refused
@@ -53,14 +57,34 @@ _ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allo
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
-def loads(text: str) -> Any:
-    """The JSON value of ``text``.
+# Every digit becomes "0" and everything else a space: a run of 19 zeros then marks a
+# number orjson might read as a float (beyond the 64-bit range at 19 or 20 digits).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
+
+
+def loads(text: bytes | str) -> Any:
+    """The JSON value of ``text`` (UTF-8 bytes, or a string).
 
     Raises:
-        ValueError: ``text`` is not JSON (``json.JSONDecodeError``), or holds ``NaN``,
-            an infinity or a number beyond a float's range.
+        ValueError: ``text`` is not JSON (``json.JSONDecodeError``), is not UTF-8
+            (``UnicodeDecodeError``), or holds ``NaN``, an infinity or a number beyond a
+            float's range.
         RecursionError: ``text`` is nested too deeply.
     """
+    try:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+    except UnicodeEncodeError:  # a lone surrogate in the string: json's to read
+        data = None
+    if data is not None and (
+            len(data) < len(_LONG_DIGIT_RUN)
+            or _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ZEROS)):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # json reads it, or refuses it with its own message
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
     return _decoder.decode(text)
 
 

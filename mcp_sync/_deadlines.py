@@ -42,9 +42,9 @@ from ._protocol import Session
 from ._record import Record
 from ._threads import ThreadGroup
 from .errors import McpError, RequestCancelled, RequestTimeout
-from .jsonrpc import Notification, RequestId
+from .jsonrpc import Notification, Request, RequestId
 
-__all__ = ["Call", "Canceller", "Watchdog", "complete", "fail", "first_deadlines"]
+__all__ = ["Call", "Canceller", "Watchdog", "complete", "describe", "fail", "first_deadlines"]
 
 log = logging.getLogger("mcp_sync.engine")
 
@@ -55,13 +55,15 @@ class Call(Record):
     """A request we sent, until it is answered or given up on."""
 
     __slots__ = ("deadline", "future", "hard_deadline", "on_progress", "related_to",
-                 "request_id", "sent", "timeout")
+                 "request", "request_id", "sent", "timeout")
 
     def __init__(self, request_id: RequestId, future: Future[dict[str, Any]],
                  on_progress: Callable[[float, float | None, str | None], None] | None,
                  timeout: float | None, deadline: float | None,
-                 hard_deadline: float | None, related_to: RequestId | None = None) -> None:
+                 hard_deadline: float | None, related_to: RequestId | None = None,
+                 request: Request | None = None) -> None:
         self.request_id = request_id
+        self.request = request  # what was asked, named in a timeout's message
         self.future = future
         self.on_progress = on_progress
         self.timeout = timeout
@@ -69,6 +71,25 @@ class Call(Record):
         self.hard_deadline = hard_deadline
         self.related_to = related_to  # the peer's request this one is part of
         self.sent = False  # set under the lock just before the request is written
+
+
+_NAMED = {"tools/call": "tool", "prompts/get": "prompt"}
+
+
+def describe(request: Request | None) -> str:
+    """What a request asked for, as a timeout's message names it: the tool, prompt or
+    resource for the calls that have one, the method otherwise."""
+    if request is None:
+        return "the request"
+    params = request.params or {}
+    kind = _NAMED.get(request.method)
+    name = params.get("name") if kind is not None else None
+    if isinstance(name, str):
+        return f"{request.method} of {kind} {name!r}"
+    uri = params.get("uri") if request.method == "resources/read" else None
+    if isinstance(uri, str):
+        return f"resources/read of {uri!r}"
+    return request.method
 
 
 def first_deadlines(now: float, timeout: float | None, progress_resets_timeout: bool,
@@ -143,6 +164,17 @@ class Canceller:
             self._session.forget(call.request_id)
             return None
         return self._session.cancel(call.request_id, reason)
+
+    def take_call(self, future: Future[dict[str, Any]], reason: str | None) -> Taken:
+        """Remove the pending call whose Future is ``future`` (none if it has ended).
+
+        Called with the lock held; pass the result to :meth:`cancel_taken` once released.
+        """
+        call = next((c for c in self._pending.values() if c.future is future), None)
+        if call is None:
+            return []
+        del self._pending[call.request_id]
+        return [(call, self.give_up(call, reason))]
 
     def take_nested(self, request_id: RequestId, reason: str) -> Taken:
         """Remove the calls made on behalf of the peer's request ``request_id``.
@@ -273,7 +305,8 @@ class Watchdog:
                     self._cond.wait(self._heap[0][0] - now if self._heap else None)
             for call, notification in expired:
                 fail(call.future, RequestTimeout(
-                    f"no answer to request {call.request_id!r} within {call.timeout}s"))
+                    f"no answer to {describe(call.request)} within {call.timeout}s "
+                    f"(request id {call.request_id!r})"))
                 if notification is not None:
                     self._canceller.put(notification)
             self._canceller.flush()

@@ -52,6 +52,7 @@ for the write lock only until its own deadline, and neither the watchdog nor the
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import logging
 import threading
@@ -119,6 +120,8 @@ class Engine:
         max_queued_notifications: how many notifications and progress callbacks may wait
             for the notifier; beyond that they are dropped (and logged).
         name: used in thread names.
+        idle_timeout: seconds a worker or the notifier waits for work before its thread
+            ends (a new one starts with the next task); None keeps them until close.
         on_lost: called once, on the reader thread, with the error when the peer left.
     """
 
@@ -134,6 +137,7 @@ class Engine:
         max_queued_notifications: int = 10_000,
         name: str = "connection",
         join_timeout: float = 5.0,
+        idle_timeout: float | None = None,
         on_lost: Callable[[ConnectionLost], None] | None = None,
     ) -> None:
         self.transport = transport
@@ -148,9 +152,10 @@ class Engine:
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
         self._workers = WorkerPool(self._threads, "worker", max_workers,
-                                   max_queued=max_queued_requests)
+                                   max_queued=max_queued_requests, idle_timeout=idle_timeout)
         self._notifier = WorkerPool(self._threads, "notifier", 1,
-                                    max_queued=max_queued_notifications)
+                                    max_queued=max_queued_notifications,
+                                    idle_timeout=idle_timeout)
         # A cancellation waits for a peer that reads nothing only briefly: it is dropped.
         self._canceller = Canceller(session, self._pending, self._write_lock,
                                     lambda notification: self.transport.write_before(
@@ -163,11 +168,12 @@ class Engine:
     # --- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader thread."""
+        """Start the reader thread; none for a transport that pushes and ends only on close."""
         if self._started:
             return
         self._started = True
-        self.transport.attach_receiver(self._receive_pushed)
+        if self.transport.attach_receiver(self._receive_pushed) and self.transport.ends_on_close:
+            return
         self._threads.start("reader", self._read_loop)
 
     @property
@@ -278,7 +284,8 @@ class Engine:
             request = make_request(self.session)
             deadline, hard = first_deadlines(
                 time.monotonic(), timeout, progress_resets_timeout, max_timeout)
-            call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to)
+            call = Call(request.id, future, on_progress, timeout, deadline, hard, related_to,
+                        request)
             self._pending[request.id] = call
             self._watchdog.schedule(call)
         try:
@@ -317,15 +324,17 @@ class Engine:
             notification = self.session.notification(method, params)
         self._write(notification, related_to)
 
-    def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
-        """Cancel a request we sent: its caller gets RequestCancelled, the peer is told."""
+    def cancel(self, future: Future[dict[str, Any]], reason: str | None = None) -> bool:
+        """Cancel the call whose Future (from :meth:`request`) is ``future``: it fails with
+        RequestCancelled, and the peer is told unless the request was never written.
+
+        Never waits for the write lock (a GUI thread may call it); False if the call
+        had already ended.
+        """
         with self._lock:
-            call = self._pending.pop(request_id, None)
-            notification = self._canceller.give_up(call, reason) if call is not None else None
-        if call is not None:
-            fail(call.future, RequestCancelled(reason or "the request was cancelled"))
-        if notification is not None:
-            self._try_write(notification)
+            taken = self._canceller.take_call(future, reason)
+        self._canceller.cancel_taken(taken, reason or "the request was cancelled")
+        return bool(taken)
 
     def _closed_here(self) -> McpError | None:
         return self._ended_error() if isinstance(self._ended, ConnectionClosed) else None
@@ -333,7 +342,7 @@ class Engine:
     def _ended_error(self) -> McpError:
         ended = self._ended
         assert ended is not None
-        error = type(ended)(str(ended))
+        error = copy.copy(ended)  # a fresh traceback; attributes (exit_code...) kept
         error.__cause__ = ended.__cause__
         return error
 
@@ -387,9 +396,11 @@ class Engine:
         except Exception as exc:  # the connection must end cleanly whatever broke
             log.exception("reader failed")
             cause = exc
-        lost = ConnectionLost("the peer closed the connection" if cause is None
-                              else f"the connection broke: {cause}")
-        lost.__cause__ = cause
+        # A transport's own ConnectionLost says best what happened (a server's exit status).
+        lost = cause if isinstance(cause, ConnectionLost) else ConnectionLost(
+            "the peer closed the connection" if cause is None else f"the connection broke: {cause}")
+        if lost is not cause:
+            lost.__cause__ = cause
         if self._end(lost):
             if self._on_lost is not None:
                 self._on_lost(lost)

@@ -35,6 +35,7 @@ __all__ = [
     "RegisteredResource",
     "RegisteredTemplate",
     "RegisteredTool",
+    "check_decorator_argument",
     "guess_mime_type",
     "make_prompt",
     "make_resource",
@@ -57,6 +58,25 @@ def _refuse_coroutine(fn: Callable[..., Any], kind: str) -> None:
         name = getattr(fn, "__name__", repr(fn))
         raise TypeError(f"{kind} {name!r} is a coroutine function; mcp_sync calls it on a "
                         "worker thread, so define it with a plain 'def'")
+
+
+def check_decorator_argument(kind: str, value: object) -> None:
+    """Refuse, at decoration time, a decorator argument that is not what ``kind`` takes.
+
+    ``@server.resource`` needs a URI; a tool's or prompt's name must be a string. The
+    message says how to write the decorator.
+    """
+    if kind == "resource":
+        if isinstance(value, str):
+            return
+        what = (f"above {_default_name(value)}()" if callable(value)
+                else f"given {value!r}")
+        raise TypeError(f"@server.resource {what}: a resource needs its URI; write "
+                        '@server.resource("scheme://path"), or with a URI template '
+                        '@server.resource("users://{user_id}/profile")')
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"the {kind}'s name must be a string, not {type(value).__name__}; "
+                        f'write @server.{kind}, @server.{kind}() or @server.{kind}("name")')
 
 
 def _default_name(fn: Callable[..., Any]) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from concurrent import futures
@@ -14,6 +15,7 @@ from ._convert import from_wire
 from ._engine import Engine, IncomingRequest
 from ._logging import RateLimit, check_level, level_rank
 from ._protocol import Role, Session, State
+from .context import Context
 from .errors import CapabilityError, LocalProtocolError, McpError, RequestTimeout
 from .jsonrpc import Notification, RequestId
 from .transports.base import Transport
@@ -56,7 +58,7 @@ class ServerConnection:
         self.engine = Engine(
             transport, self.session, handle_request=self._handle,
             handle_notification=self._notification, max_workers=server.max_workers,
-            name="server")
+            name="server", idle_timeout=server.idle_thread_timeout)
         #: The least severe level this client receives (``logging/setLevel`` sets it).
         self.log_level: types.LoggingLevel = server.log_level
         self._log_limit = (RateLimit(server.log_rate_limit)
@@ -245,7 +247,17 @@ class ServerConnection:
     # --- from the engine -----------------------------------------------------------------------
 
     def _handle(self, incoming: IncomingRequest) -> dict[str, Any] | None:
-        return self.server._handlers[incoming.method](self, incoming)
+        handler = self.server._handlers[incoming.method]
+        hooks = self.server._call_hooks
+        if not hooks:
+            return handler(self, incoming)
+        # The first hook added is the outermost; a hook that raises fails the request
+        # (the engine logs it and answers -32603), never the connection.
+        with contextlib.ExitStack() as stack:
+            context = Context(self, incoming)
+            for hook in hooks:
+                stack.enter_context(hook(context))
+            return handler(self, incoming)
 
     def _notification(self, notification: Notification) -> None:
         if notification.method == "notifications/initialized":

@@ -7,9 +7,10 @@ Each handler takes the :class:`~mcp_sync.server.ServerConnection` and the
 
 Failures inside user functions: a tool's become an ``isError`` result (TOOLS-6),
 whatever the exception; a resource's, prompt's or completer's become -32603 with a short
-message, the traceback going to our log only, except that an
-:class:`~mcp_sync.errors.RpcError` they raise (``ResourceNotFound``, ``InvalidParams``)
-is sent as it is.
+message, except that an :class:`~mcp_sync.errors.RpcError` they raise
+(``ResourceNotFound``, ``InvalidParams``) is sent as it is. Every such failure is logged
+with its traceback at ERROR on the ``mcp_sync.server`` logger, so a server author sees
+it with Python's default logging; the traceback never goes to the client.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
         # in our log. Only what the library checks before the call is a JSON-RPC error.
-        log.info("tool %r raised", name, exc_info=True)
+        log.error("tool %r raised", name, exc_info=True)
         message = str(exc) or type(exc).__name__
         return _wire(types.CallToolResult(
             content=[types.TextContent(text=f"Error: {message}")], is_error=True))

@@ -87,12 +87,20 @@ class WorkerPool:
 
     :meth:`run_here` serves a task on its caller's thread, in one of the ``max_workers``
     places, for a caller that would only wait for a worker to do it.
+
+    With ``idle_timeout`` a worker that waited that many seconds without a task ends, and
+    a later task starts a new one: a server holding many idle connections holds no
+    worker threads for them. Without it (for tasks that keep per-thread state, such as
+    an HTTP connection pool) workers live until :meth:`close`.
     """
 
     def __init__(self, group: ThreadGroup, role: str, max_workers: int,
-                 max_queued: int | None = None) -> None:
+                 max_queued: int | None = None, idle_timeout: float | None = None) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise ValueError("idle_timeout must be positive")
+        self._idle_timeout = idle_timeout
         self._group = group
         self._role = role
         self._max_workers = max_workers
@@ -175,7 +183,17 @@ class WorkerPool:
         while True:
             with self._lock:
                 self._idle += 1
-            task = self._tasks.get()
+            try:
+                task = self._tasks.get(timeout=self._idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    self._idle -= 1
+                    # submit() counts idle workers under the lock before it queues; a
+                    # task it left to the idle ones must find one of them still here.
+                    if self._waiting <= self._idle:
+                        self._workers -= 1
+                        return
+                continue
             with self._lock:
                 self._idle -= 1
                 if task is _STOP:

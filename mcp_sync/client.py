@@ -3,7 +3,8 @@
 A :class:`Client` connects and initializes as it is created, so a client you hold is
 always ready. It may be shared by any number of threads; their calls pipeline over the
 one connection. ``*_async`` methods return a ``concurrent.futures.Future`` instead of
-blocking, for code (a GUI event loop) that must not wait.
+blocking, for code (a GUI event loop) that must not wait; cancelling that Future, from
+any thread, cancels the call at the server.
 
 The typed request methods live in :mod:`mcp_sync._client_requests`; what the client does
 for its server (sampling, roots, notification callbacks) in
@@ -21,6 +22,8 @@ from concurrent.futures import Executor, Future
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from . import types
+from ._call_future import CallFuture
+from ._callbacks import on_executor
 from ._client_handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -94,8 +97,11 @@ class Client(RequestMethods, Lifeline):
             the server, after the typed callback for it if there is one.
         approve_tool_call: called as ``fn(name, arguments)`` before every tool call;
             returning False raises :class:`ToolCallDenied` and sends nothing (GEN-5).
-        callback_executor: where ``*_async`` futures are completed and their callbacks
-            run (a GUI toolkit's executor, say); by default a thread of the client's.
+        callback_executor: where every callback runs: the completion of ``*_async``
+            futures, ``on_progress``, ``on_log`` and the other notification callbacks,
+            and the sampling handler. Give a GUI toolkit's (:mod:`mcp_sync.gui` has
+            them for Tk and Qt) and none of them runs on another thread. By default
+            they run on threads of the client's.
         max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default our newest. The
             client accepts that version or an older one it knows.
@@ -107,8 +113,9 @@ class Client(RequestMethods, Lifeline):
             next; doubled after each further failure, with jitter.
         max_reconnect_delay: the longest wait between two attempts to reconnect.
 
-    Notification callbacks run one at a time on a thread of the client's, in the order
-    the server sent the notifications; one that raises is logged and the rest go on.
+    Notification callbacks run one at a time on a thread of the client's (or on
+    ``callback_executor``), in the order the server sent the notifications; one that
+    raises is logged and the rest go on.
 
     Raises:
         ValueError: a root is not a ``file://`` URI (ROOTS-3), the version is unknown,
@@ -157,7 +164,8 @@ class Client(RequestMethods, Lifeline):
         self._handlers = ClientHandlers(
             sampling_handler=sampling_handler, roots=roots, on_log=on_log,
             on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
-            on_notification=on_notification)
+            on_notification=on_notification, callback_executor=callback_executor)
+        self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor
         self._info = types.Implementation(name=name, version=version)
@@ -376,7 +384,9 @@ class Client(RequestMethods, Lifeline):
         """Send any request and return a Future of its raw result (the low-level API).
 
         The Future fails with the error the server answered, or with RequestTimeout,
-        ConnectionLost or ConnectionClosed.
+        ConnectionLost or ConnectionClosed. Its ``cancel()`` cancels the request: the
+        server is sent ``notifications/cancelled`` and whoever waits on the Future gets
+        :class:`~mcp_sync.errors.RequestCancelled`.
 
         Raises:
             CapabilityError: the server did not declare what ``method`` needs (CAPS-5).
@@ -389,7 +399,8 @@ class Client(RequestMethods, Lifeline):
         # The engine's own Future: completed on the reader thread, so never handed out.
         return self._engine_for(timeout).request(
             method, params, timeout=self.timeout if timeout is None else timeout,
-            on_progress=on_progress, max_timeout=self.max_timeout)
+            on_progress=on_executor(self._callback_executor, on_progress, "on_progress"),
+            max_timeout=self.max_timeout)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None,
@@ -466,7 +477,11 @@ class Client(RequestMethods, Lifeline):
 
     def _typed_async(self, future: Future[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
-        outer: Future[T] = Future()
+        # Cancelling the Future handed out cancels the call (and tells the server), on
+        # the connection it was sent on.
+        engine = self._engine
+        outer: CallFuture[T] = CallFuture(
+            lambda: engine.cancel(future, "cancelled by the client"))
 
         def transfer(done: Future[dict[str, Any]]) -> None:
             if not outer.set_running_or_notify_cancel():
@@ -535,7 +550,7 @@ class Client(RequestMethods, Lifeline):
         return self._handlers.serve(incoming)
 
     def _notification(self, notification: Notification) -> None:
-        self._handlers.deliver(notification)
+        self._deliver(notification)
 
 
 #: Requests repeated once in a new session (HTTP-35): they change nothing at the server,

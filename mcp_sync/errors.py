@@ -172,6 +172,10 @@ class HttpError(RpcError):
         super().__init__(message, data)
         self.status = status
 
+    def __str__(self) -> str:
+        # The message names the HTTP status; the JSON-RPC code, never on the wire, is noise.
+        return self.message
+
 
 class SessionExpired(RpcError):
     """The HTTP server no longer knows our session (it answered 404, HTTP-34/35).
@@ -182,6 +186,9 @@ class SessionExpired(RpcError):
     """
 
     code = -32000
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class SamplingRejected(RpcError):
@@ -211,7 +218,23 @@ class ConnectionClosed(McpError):
 
 
 class ConnectionLost(McpError, ConnectionError):
-    """The peer went away (process exited, pipe or socket broke); ``__cause__`` says how."""
+    """The peer went away (process exited, pipe or socket broke); ``__cause__`` says how.
+
+    When the peer is a server process we started (``Client.stdio``), the message and
+    the attributes say how it ended.
+
+    Attributes:
+        exit_code: the server process's exit status (negative: the signal that ended it),
+            or None when it is not known (not a process of ours, or still running).
+        stderr_tail: the last lines the server process wrote to its stderr (at most 20
+            lines, 4 KiB), or None when its stderr went elsewhere than to us.
+    """
+
+    def __init__(self, message: str, *, exit_code: int | None = None,
+                 stderr_tail: str | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
 
 
 class RequestTimeout(McpError, TimeoutError):
@@ -219,7 +242,13 @@ class RequestTimeout(McpError, TimeoutError):
 
 
 class RequestCancelled(McpError):
-    """The request was cancelled before its answer arrived."""
+    """The request was cancelled before its answer arrived.
+
+    Cancelling the Future of a ``*_async`` call raises it in whoever waits on that
+    Future (there it is also a ``concurrent.futures.CancelledError``, as from any
+    cancelled Future); the server was sent ``notifications/cancelled``, or never saw
+    the request.
+    """
 
 
 class ProtocolVersionError(McpError):

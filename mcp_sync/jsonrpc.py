@@ -121,8 +121,6 @@ def decode(frame: bytes | str) -> Incoming:
     (-32700); structurally wrong messages an :class:`Invalid` carrying -32600 or -32602.
     """
     try:
-        if isinstance(frame, bytes):
-            frame = frame.decode("utf-8")
         value = loads(frame)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Invalid(None, ParseError(f"Parse error: {_short(exc)}"))

@@ -4,7 +4,8 @@ A :class:`Server` holds what is registered: tools, resources and resource templa
 prompts with their completers. Each client connection is a :class:`ServerConnection`
 with its own session, engine, log level and resource subscriptions;
 :meth:`Server.run_stdio` serves one over stdin/stdout, :meth:`Server.connect` one over
-any transport. The request handlers live in :mod:`mcp_sync._server_handlers`.
+any transport. The request handlers live in :mod:`mcp_sync._server_handlers`, the ways
+of serving (stdio, HTTP) in :mod:`mcp_sync._server_serving`.
 
 Capabilities (CAPS-3) are fixed per connection when it starts: ``tools``, ``resources``
 and ``prompts`` are declared if something of that kind is registered then, and
@@ -19,7 +20,8 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar, overload
 
 from . import types
 from ._content import json_safe
@@ -30,32 +32,33 @@ from ._features import (
     RegisteredResource,
     RegisteredTemplate,
     RegisteredTool,
+    check_decorator_argument,
     make_prompt,
     make_resource,
     make_template,
     make_tool,
 )
 from ._logging import McpLogHandler, check_level
-from ._process import settle_startup_objects
 from ._server_connection import ServerConnection
 from ._server_handlers import FEATURE_METHODS, HANDLERS
+from ._server_serving import Serving
 from ._uri_template import is_template
+from .context import Context
 from .transports.base import Transport
 
-if TYPE_CHECKING:
-    from .transports.http_server import StreamableHttpApp
-
-__all__ = ["McpLogHandler", "Server", "ServerConnection"]
+__all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
 
 log = _logging_module.getLogger("mcp_sync.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
 RootsCallback = Callable[[ServerConnection], None]
+#: Called with the request's Context; the context manager it returns encloses the call.
+CallHook = Callable[[Context], AbstractContextManager[object]]
 
 DEFAULT_TIMEOUT = 60.0
 
 
-class Server:
+class Server(Serving):
     """An MCP server.
 
     Args:
@@ -64,6 +67,9 @@ class Server:
         instructions: text telling clients (and their models) how to use the server.
         page_size: how many items each page of a ``*/list`` result holds.
         max_workers: how many requests one connection serves at once.
+        idle_thread_timeout: seconds a connection's worker (or notification) thread
+            waits for work before it ends; the next request starts one again. Idle
+            clients then cost no threads beyond their connection's own.
         timeout: the default timeout, in seconds, of requests the server sends.
         log_level: the least severe log level a client receives until it sends
             ``logging/setLevel`` (LOGGING-5).
@@ -92,6 +98,7 @@ class Server:
 
     def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None,
                  page_size: int = 100, max_workers: int = 16,
+                 idle_thread_timeout: float = 30.0,
                  timeout: float = DEFAULT_TIMEOUT, log_level: types.LoggingLevel = "info",
                  log_rate_limit: float | None = None,
                  tools: bool | None = None, resources: bool | None = None,
@@ -104,6 +111,9 @@ class Server:
         self.instructions = instructions
         self.page_size = page_size
         self.max_workers = max_workers
+        if idle_thread_timeout <= 0:
+            raise ValueError("idle_thread_timeout must be positive")
+        self.idle_thread_timeout = idle_thread_timeout
         self.timeout = timeout
         self.log_level: types.LoggingLevel = check_level(log_level)
         if log_rate_limit is not None and log_rate_limit <= 0:
@@ -118,20 +128,38 @@ class Server:
         self._templates: dict[str, RegisteredTemplate] = {}
         self._prompts: dict[str, RegisteredPrompt] = {}
         self._roots_callbacks: list[RootsCallback] = []
+        self._call_hooks: tuple[CallHook, ...] = ()
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
         self._handlers = dict(HANDLERS)
 
     # --- tools -----------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(self, name: str | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
-             ) -> Callable[[F], F]:
+             ) -> Callable[[F], F]: ...
+
+    def tool(self, name: str | F | None = None, *, description: str | None = None,
+             annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
-        The input schema comes from the type hints, the description from the docstring;
-        see :meth:`add_tool`.
+        Written ``@server.tool`` or ``@server.tool()``, or with options
+        (``@server.tool("name", description=...)``). The input schema comes from the
+        type hints, the description from the docstring; see :meth:`add_tool`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
         """
+        if callable(name):
+            self.add_tool(name, description=description, annotations=annotations)
+            return name
+        check_decorator_argument("tool", name)
+
         def register(fn: F) -> F:
             self.add_tool(fn, name=name, description=description, annotations=annotations)
             return fn
@@ -197,7 +225,13 @@ class Server:
 
             @server.resource("users://{user_id}/profile")
             def profile(user_id: int) -> dict: ...
+
+        Raises:
+            TypeError: ``uri`` is not a string: the decorator was written without its
+                URI (``@server.resource`` instead of ``@server.resource("config://app")``).
         """
+        check_decorator_argument("resource", uri)
+
         def register(fn: F) -> F:
             if is_template(uri):
                 self.add_resource_template(fn, uri, name=name, description=description,
@@ -317,12 +351,28 @@ class Server:
 
     # --- prompts ---------------------------------------------------------------------------
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(self, name: str | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> Callable[[F], F]:
+               complete: CompleteSpec | None = None) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | F | None = None, *, description: str | None = None,
+               complete: CompleteSpec | None = None) -> F | Callable[[F], F]:
         """Register the decorated function as a prompt and return it unchanged.
 
-        See :meth:`add_prompt`.
+        Written ``@server.prompt`` or ``@server.prompt()``, or with options; see
+        :meth:`add_prompt`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
         """
+        if callable(name):
+            self.add_prompt(name, description=description, complete=complete)
+            return name
+        check_decorator_argument("prompt", name)
+
         def register(fn: F) -> F:
             self.add_prompt(fn, name=name, description=description, complete=complete)
             return fn
@@ -446,6 +496,21 @@ class Server:
             self._roots_callbacks.append(fn)
         return fn
 
+    def add_call_hook(self, hook: CallHook) -> CallHook:
+        """Run ``hook`` around every request a handler serves, on that handler's thread.
+
+        ``hook(ctx)`` returns a context manager (a ``@contextlib.contextmanager``
+        function, say) entered before each tool call, resource read, prompt, completion
+        or list and exited after it, whatever happened; ``initialize`` and ``ping`` need
+        no handler and get no hook. Hooks nest, the first added outermost. One that
+        raises fails that request with -32603, its traceback logged; the connection goes
+        on. Returns ``hook``, so it works as a decorator. See docs/server.md, and
+        :func:`mcp_sync.django.close_old_connections` for Django's database.
+        """
+        with self._lock:
+            self._call_hooks = (*self._call_hooks, hook)
+        return hook
+
     def _roots_changed(self, connection: ServerConnection) -> None:
         with self._lock:
             callbacks = list(self._roots_callbacks)
@@ -518,51 +583,3 @@ class Server:
     def served_methods(self) -> frozenset[str]:
         """Every request method some connection of this server may answer."""
         return frozenset(self._handlers)
-
-    def wsgi_app(self, path: str = "/mcp", *, stateless: bool = False,
-                 json_response: bool = False, **options: Any) -> StreamableHttpApp:
-        """This server over Streamable HTTP, as a WSGI application.
-
-        Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
-        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
-        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ...).
-
-        Args:
-            path: the MCP endpoint's path within the application.
-            stateless: no sessions; each POST stands alone (scales across processes).
-            json_response: answer requests with ``application/json``, never SSE.
-            options: passed to :func:`mcp_sync.transports.http_server.make_wsgi_app`.
-        """
-        from .transports.http_server import make_wsgi_app
-
-        return make_wsgi_app(self, path, stateless=stateless, json_response=json_response,
-                             **options)
-
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-                 **options: Any) -> None:
-        """Serve Streamable HTTP at ``http://host:port/path`` until Ctrl+C.
-
-        Serves on waitress; binds the loopback address by default (HTTP-3). Options as
-        for :meth:`wsgi_app`, plus ``max_threads``, ``io_timeout`` and ``wrap``; see
-        docs/http.md.
-        """
-        from .transports.http_server import run_http
-
-        run_http(self, host, port, path=path, **options)
-
-    def run_stdio(self) -> None:
-        """Serve one client on stdin/stdout until stdin closes, then return.
-
-        While serving, anything printed to stdout goes to stderr instead, so it cannot
-        corrupt the message stream. Returns normally when the client closes the pipe, so
-        a script that ends with this call exits with status 0. The objects alive when it
-        starts are left out of the garbage collector's later passes (``gc.freeze()``).
-        """
-        from .transports.stdio import StdioServerTransport
-
-        settle_startup_objects()
-        connection = self.connect(StdioServerTransport())
-        try:
-            connection.wait_closed()
-        finally:
-            connection.close()

@@ -28,7 +28,8 @@ def test_quickstart_prints_the_result() -> None:
 @pytest.mark.timeout(30)
 def test_cli_call(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "add", '{"a": 1, "b": 2}', "--", *DEMO_SERVER]) == 0
-    assert json.loads(capsys.readouterr().out) == {"content": [{"type": "text", "text": "3"}]}
+    assert json.loads(capsys.readouterr().out) == {
+        "content": [{"type": "text", "text": "3"}], "isError": False}
 
 
 @pytest.mark.timeout(30)

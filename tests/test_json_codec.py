@@ -1,5 +1,5 @@
-"""The library's JSON: read by ``json``, written by orjson, and where the two libraries
-differ, the message is what ``json`` would give or is refused as ``json`` refuses it."""
+"""The library's JSON: read and written by orjson, and where the two libraries differ,
+the value or the text is what ``json`` would give, or is refused as ``json`` refuses it."""
 
 from __future__ import annotations
 
@@ -41,6 +41,44 @@ def test_any_value_reads_back_as_it_was_written(value: Any) -> None:
     assert b"\n" not in text
     text.decode("utf-8")  # strict: raises if not UTF-8
     assert loads(text.decode("utf-8")) == value == json.loads(REFERENCE.encode(value))
+    assert loads(text) == value
+
+
+json_texts = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63 - 5)
+    | st.integers(max_value=-(2**63) + 5) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12).map(lambda value: json.dumps(value, ensure_ascii=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=json_texts)
+def test_any_text_reads_as_json_reads_it(text: str) -> None:
+    """Bytes or string, the value read is the one ``json`` reads, of the same types:
+    integers at the edges of 64 bits and beyond stay integers."""
+    expected = json.loads(text)
+    for frame in (text, text.encode("utf-8")):
+        value = loads(frame)
+        assert value == expected and repr(value) == repr(expected)
+
+
+@pytest.mark.parametrize("frame", [b'"\\ud800"', '"\\udfff x"', b'{"a":"\\ud83d"}',
+                                   '"lone \ud800 in the string itself"'])
+def test_a_lone_surrogate_is_read_as_the_string_it_stands_for(frame: bytes | str) -> None:
+    """orjson refuses these; they read as ``json`` reads them."""
+    text = frame.decode() if isinstance(frame, bytes) else frame
+    assert loads(frame) == json.loads(text)
+
+
+@pytest.mark.parametrize("frame", [b"\xff{}", b'"\xed\xa0\x80"', b"\xef\xbb\xbf{}",
+                                   b'"tab\there"', b"[1,]", b"01"])
+def test_bytes_that_are_not_json_or_not_utf8_are_refused(frame: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads(frame)
+    invalid = jsonrpc.decode(frame)
+    assert isinstance(invalid, jsonrpc.Invalid) and invalid.error.code == -32700
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"),
@@ -72,8 +110,9 @@ def test_integers_beyond_64_bits_are_written_and_read_in_full(value: int) -> Non
     """orjson refuses to write them and reads them as floats; they stay integers."""
     text = dumps({"id": value})
     assert text == f'{{"id":{value}}}'.encode()
-    read = loads(text.decode())["id"]
-    assert read == value and type(read) is int
+    for frame in (text, text.decode()):
+        read = loads(frame)["id"]
+        assert read == value and type(read) is int
 
 
 @pytest.mark.parametrize("text", ["NaN", "-Infinity", "1e999", "[1, 2", '{"a":1} x', ""])

@@ -32,7 +32,8 @@ def test_package_is_typed() -> None:
 
 def test_public_modules_document_their_public_names() -> None:
     """Every name a public module exports has a docstring (classes and functions)."""
-    for module_name in ("client", "server", "context", "errors", "testing", "types", "content"):
+    for module_name in ("client", "server", "context", "errors", "testing", "types", "content",
+                        "django", "gui"):
         module = __import__(f"mcp_sync.{module_name}", fromlist=["__all__"])
         for name in module.__all__:
             value = getattr(module, name)

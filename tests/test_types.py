@@ -696,3 +696,25 @@ def test_content_lists_decode_and_encode_every_kind_of_text_item_alike() -> None
                          ("text", r"\$\.content\[1\]")):
         with pytest.raises(InvalidParams, match=problem):
             from_wire({"content": [items[0], bad]}, types.CallToolResult)
+
+
+def test_a_decoded_plain_text_item_is_the_item_built_by_hand() -> None:
+    """The items of a large text result, decoded the short way, behave as constructed ones:
+    equal, same hash and repr, frozen, copied, evolved, pickled and written back alike."""
+    import copy
+    import pickle
+
+    result = from_wire({"content": [{"type": "text", "text": "a"},
+                                    {"type": "text", "text": "b", "annotations": {"priority": 1}}]},
+                       types.CallToolResult)
+    decoded, annotated = result.content
+    built = types.TextContent(text="a")
+    assert type(decoded) is types.TextContent
+    assert decoded == built and hash(decoded) == hash(built) and repr(decoded) == repr(built)
+    assert decoded.annotations is None and not decoded.extra
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        decoded.text = "changed"  # type: ignore[misc]
+    assert copy.deepcopy(decoded) == built == pickle.loads(pickle.dumps(decoded))
+    assert attrs.evolve(decoded, text="c") == types.TextContent(text="c")
+    assert to_wire(decoded) == {"type": "text", "text": "a"}
+    assert annotated.annotations == types.Annotations(priority=1)

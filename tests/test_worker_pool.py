@@ -219,3 +219,27 @@ def test_a_task_stuck_past_close_is_reported_and_does_not_hold_the_join() -> Non
     assert [t.daemon for t in alive] == [True]
     release.set()
     assert group.join(WAIT) == []
+
+
+def test_idle_workers_end_and_tasks_racing_their_end_still_run(group: ThreadGroup) -> None:
+    """With ``idle_timeout`` a worker with nothing to do ends; a task submitted as it
+    ends is run all the same, by it or by a new worker, and in order with one worker."""
+    pool = WorkerPool(group, "w", 1, idle_timeout=0.001)
+    ran: list[int] = []
+    done = threading.Event()
+    for round_ in range(200):
+        pool.submit(ran.append, round_)
+        if round_ % 20 == 0:
+            pool.submit(done.set)
+            assert done.wait(WAIT)
+            done.clear()
+            for thread in threading.enumerate():
+                if thread.name.startswith(group.name("w-")):
+                    thread.join(WAIT)  # every worker ends once idle
+            assert not [t for t in threading.enumerate() if t.name.startswith(group.name("w-"))]
+    pool.submit(done.set)
+    assert done.wait(WAIT)
+    assert ran == list(range(200))
+    pool.close()
+    with pytest.raises(ValueError, match="idle_timeout"):
+        WorkerPool(group, "w", 1, idle_timeout=0)

@@ -8,7 +8,9 @@ or DELETE for ``MCP-Protocol-Version``, session id and (GET) ``Accept``. What pa
 handed to the session's :class:`~mcp_sync.transports._http_session.SessionTransport`,
 whose streams become the SSE or JSON answers. With ``legacy_sse`` the two paths of the
 old HTTP+SSE transport pass the same path, shutdown, ``Host`` and ``Origin`` gates and
-are then handed to :class:`~mcp_sync.transports.legacy_sse.LegacySseEndpoints`.
+are then handed to :class:`~mcp_sync.transports.legacy_sse.LegacySseEndpoints`. GET and
+DELETE are served by :mod:`mcp_sync.transports._http_get`, answers built without werkzeug
+by :mod:`mcp_sync.transports._http_answer`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from ..jsonrpc import Batch, Incoming, Invalid
 from ..jsonrpc import Request as RpcRequest
 from ._decode import decode_frame
 from ._event_store import EventStore, MemoryEventStore
+from ._http_answer import SSE_HEADERS as _SSE_HEADERS
+from ._http_answer import PostAnswer as _PostAnswer
+from ._http_answer import cors_fields as _cors_fields
 from ._http_checks import (
     DEFAULT_ALLOWED_ORIGINS,
     SESSION_HEADER,
@@ -40,14 +45,14 @@ from ._http_checks import (
     host_allowed,
     normal_path,
     origin_allowed,
-    parse_event_id,
     preflight,
     read_body,
     refusal,
     refuse_version,
     unknown_session,
 )
-from ._http_session import STANDALONE_STREAM, CannotResume, SessionTransport, SseBody
+from ._http_get import GetAndDelete
+from ._http_session import SessionTransport, SseBody
 from .legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
 
 if TYPE_CHECKING:
@@ -60,60 +65,11 @@ log = logging.getLogger("mcp_sync.http.server")
 #: Called with each request (a :class:`werkzeug.wrappers.Request`); a falsy result is 401.
 TokenVerifier = Callable[[Request], object]
 
-_SSE_HEADERS = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
-
 _ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
 #: How long an initialize POST waits for its answer; the session answers it at once.
 _INITIALIZE_WAIT = 30.0
 #: How long a JSON answer waits for the GET stream to write the messages related to it.
 _RELATED_HEAD_START = 5.0
-
-
-def _cors_fields(origin: str) -> list[tuple[str, str]]:
-    """What lets a page at ``origin`` read an answer, and its session id."""
-    return [("Access-Control-Allow-Origin", origin),
-            ("Access-Control-Expose-Headers", SESSION_HEADER)]
-
-
-class _PostAnswer:
-    """A POST's answer in its usual forms (a JSON body, an event stream, 202), handed to
-    the WSGI server as it is: werkzeug's ``Response`` built its headers and wrapped its
-    body in an iterator of its own for every answer, a sixth of what a POST cost here.
-    The status line and header fields are those werkzeug wrote for the same answers.
-    """
-
-    __slots__ = ("_body", "_headers", "_status", "status_code")
-
-    def __init__(self, status_code: int, status: str, headers: list[tuple[str, str]],
-                 body: Any) -> None:
-        self.status_code = status_code
-        self._status = status
-        self._headers = headers
-        self._body = body
-
-    @classmethod
-    def json(cls, data: bytes) -> _PostAnswer:
-        return cls(200, "200 OK", [("Content-Type", "application/json"),
-                                   ("Content-Length", str(len(data)))], [data])
-
-    @classmethod
-    def events(cls, body: SseBody) -> _PostAnswer:
-        # The body itself, whose close() the WSGI server calls when the stream ends.
-        return cls(200, "200 OK", [*_SSE_HEADERS.items(),
-                                   ("Content-Type", "text/event-stream")], body)
-
-    @classmethod
-    def accepted(cls) -> _PostAnswer:
-        return cls(202, "202 ACCEPTED", [("Content-Type", "text/plain; charset=utf-8"),
-                                         ("Content-Length", "0")], [])
-
-    def allow_origin(self, origin: str) -> None:
-        """The CORS fields a browser needs to read the answer (see ``__call__``)."""
-        self._headers += [*_cors_fields(origin), ("Vary", "Origin")]
-
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        start_response(self._status, self._headers)
-        return self._body
 
 
 class _Session:
@@ -124,9 +80,11 @@ class _Session:
         self.connection = connection
         self.last_seen = now
         self.active = 0  # HTTP requests of this session under way, open streams included
+        # Its client dropped its GET stream and has sent nothing since: it is likely gone.
+        self.abandoned = False
 
 
-class StreamableHttpApp:
+class StreamableHttpApp(GetAndDelete):
     """The WSGI application serving one :class:`~mcp_sync.Server` over Streamable HTTP.
 
     Build it with :func:`~mcp_sync.transports.http_server.make_wsgi_app` (every option
@@ -149,18 +107,21 @@ class StreamableHttpApp:
         get_stream_timeout: float | None = 300.0,
         keepalive_interval: float = 15.0,
         session_timeout: float | None = 1800.0,
+        abandoned_session_timeout: float | None = 60.0,
         max_sessions: int = 1000,
         event_store: EventStore | None = None,
         clock: Callable[[], float] = time.monotonic,
         legacy_sse: bool = False,
         legacy_sse_path: str = DEFAULT_SSE_PATH,
         legacy_messages_path: str = DEFAULT_MESSAGES_PATH,
+        wsgi_threads: int | None = None,
     ) -> None:
         if max_body_size < 1 or max_get_streams < 0 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive, "
                              "max_get_streams at least 0")
         for name, value in (("get_stream_timeout", get_stream_timeout),
                             ("session_timeout", session_timeout),
+                            ("abandoned_session_timeout", abandoned_session_timeout),
                             ("keepalive_interval", keepalive_interval)):
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive")
@@ -176,6 +137,10 @@ class StreamableHttpApp:
         self.get_stream_timeout = get_stream_timeout
         self.keepalive_interval = keepalive_interval
         self.session_timeout = session_timeout
+        self.abandoned_session_timeout = abandoned_session_timeout
+        self._host_checked = False
+        if wsgi_threads is not None:
+            self._check_host_threads(wsgi_threads, "wsgi_threads")
         self.max_sessions = max_sessions
         self.event_store: EventStore = (event_store if event_store is not None
                                         else MemoryEventStore())
@@ -192,7 +157,7 @@ class StreamableHttpApp:
         self._get_streams = 0
         self._closed = False
         self._threads = ThreadGroup("http")
-        self._closer = WorkerPool(self._threads, "closer", 1)
+        self._closer = WorkerPool(self._threads, "closer", 1, idle_timeout=30.0)
         self._stop = threading.Event()
         self._sweeper_started = False
 
@@ -245,8 +210,8 @@ class StreamableHttpApp:
         expired: list[_Session] = []
         with self._lock:
             for session in list(self._sessions.values()):
-                if (self.session_timeout is not None and session.active == 0
-                        and now - session.last_seen >= self.session_timeout):
+                limit = self._idle_limit(session)
+                if limit is not None and session.active == 0 and now - session.last_seen >= limit:
                     del self._sessions[session.id]
                     expired.append(session)
             live = list(self._sessions.values())
@@ -262,13 +227,34 @@ class StreamableHttpApp:
         return len(expired)
 
     def _sweep_loop(self) -> None:
-        timeouts = [t for t in (self.session_timeout, self.get_stream_timeout) if t]
+        timeouts = [t for t in (self.session_timeout, self.get_stream_timeout,
+                                self.abandoned_session_timeout) if t]
         interval = min(max(min(timeouts, default=60.0) / 4, 0.05), 30.0)
         while not self._stop.wait(interval):
             try:
                 self.sweep()
             except Exception:
                 log.exception("sweeping idle sessions failed")
+
+    def _check_host_threads(self, threads: int, known_from: str) -> None:
+        """Warn when open GET streams could hold every thread of the WSGI server."""
+        self._host_checked = True
+        if self.stateless or self.max_get_streams < threads:
+            return
+        log.warning(
+            "max_get_streams=%d GET streams may hold all %d thread(s) of the WSGI server "
+            "(%s): while they are open nothing else it serves is answered, the host "
+            "application's own pages included. Set max_get_streams below the thread count "
+            "(0 refuses GET streams; clients then hear from the server on their POSTs).",
+            self.max_get_streams, threads, known_from)
+
+    def _idle_limit(self, session: _Session) -> float | None:
+        # A session whose client left (it dropped its GET stream and sent nothing since)
+        # goes sooner than one whose client is merely quiet.
+        limits = [self.session_timeout]
+        if session.abandoned:
+            limits.append(self.abandoned_session_timeout)
+        return min((limit for limit in limits if limit is not None), default=None)
 
     def _end_session(self, session: _Session) -> None:
         session.connection.close()
@@ -281,6 +267,9 @@ class StreamableHttpApp:
 
     def __call__(self, environ: dict[str, Any],
                  start_response: Callable[..., Any]) -> Any:
+        if not self._host_checked and environ.get("wsgi.multithread") is False:
+            self._check_host_threads(1, "a WSGI server that is not multithreaded")
+        self._host_checked = True
         request = Request(environ)
         try:
             response = self._respond(request)
@@ -496,22 +485,6 @@ class StreamableHttpApp:
         return Response(body, status=200, content_type="text/event-stream",
                         headers={**_SSE_HEADERS, **headers})
 
-    def claim_get_stream(self, *, replacing: bool = False) -> bool:
-        """Count one more open GET stream; False if ``max_get_streams`` are open.
-
-        A stream ``replacing`` one of the same session is let through: the old one ends.
-        """
-        with self._lock:
-            if not replacing and self._get_streams >= self.max_get_streams:
-                return False
-            self._get_streams += 1
-            return True
-
-    def release_get_stream(self) -> None:
-        """A GET stream counted by :meth:`claim_get_stream` has closed."""
-        with self._lock:
-            self._get_streams -= 1
-
     def session_started(self) -> None:
         """A session began outside this class (an old-style one): idle checks must run."""
         with self._lock:
@@ -520,7 +493,8 @@ class StreamableHttpApp:
     def _start_sweeper(self) -> None:
         # Called with _lock held. Started with the first session, not with the app, so
         # that a WSGI server forking workers after importing the app forks no thread.
-        if not self._sweeper_started and (self.session_timeout or self.get_stream_timeout):
+        if not self._sweeper_started and (self.session_timeout or self.get_stream_timeout
+                                          or self.abandoned_session_timeout):
             self._sweeper_started = True
             self._threads.start("sweeper", self._sweep_loop)
 
@@ -561,84 +535,6 @@ class StreamableHttpApp:
 
         return self._deliver(transport, incoming, use_sse, release)
 
-    # --- GET and DELETE --------------------------------------------------------------------
-
-    def _get(self, request: Request) -> Response:
-        session_id = request.headers.get(SESSION_HEADER)
-        if session_id is None:
-            return error_response(400, ErrorCode.INVALID_REQUEST,
-                                  f"Bad Request: the {SESSION_HEADER} header is required")
-        if not accepts(request, "text/event-stream"):
-            return error_response(406, ErrorCode.INVALID_REQUEST,
-                                  "Not Acceptable: the client must accept text/event-stream")
-        last_event_id = request.headers.get("Last-Event-ID")
-        resume_from: tuple[str, int] | None = None
-        if last_event_id is not None:
-            resume_from = parse_event_id(last_event_id)
-            if resume_from is None:
-                return error_response(400, ErrorCode.INVALID_REQUEST,
-                                      f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
-        session = self._enter(session_id)
-        if session is None:
-            return unknown_session()
-        transport = session.transport
-        if resume_from is not None and resume_from[0] != STANDALONE_STREAM:
-            return self._resume(session, *resume_from)
-        if not self.claim_get_stream(replacing=transport.standalone.consumer is not None):
-            self._leave(session)
-            return error_response(
-                405, ErrorCode.INVALID_REQUEST,
-                "Method Not Allowed: no more GET streams; server messages come on POST streams",
-                headers={"Allow": "POST, DELETE, OPTIONS"})
-
-        def release(finished: bool) -> None:
-            self.release_get_stream()
-            self._leave(session)
-
-        try:
-            if resume_from is not None:
-                replay, stream, token = transport.resume(*resume_from)
-            else:
-                replay, stream, token = [], transport.standalone, transport.attach(
-                    transport.standalone)
-        except (ConnectionClosed, CannotResume):
-            release(True)
-            return unknown_session()
-        body = SseBody(transport, stream, token, replay=replay,
-                       keepalive=self.keepalive_interval,
-                       idle_timeout=self.get_stream_timeout, on_close=release)
-        return Response(body, status=200, content_type="text/event-stream",
-                        headers=_SSE_HEADERS)
-
-    def _resume(self, session: _Session, stream_id: str, seq: int) -> Response:
-        try:
-            replay, stream, token = session.transport.resume(stream_id, seq)
-        except ConnectionClosed:
-            self._leave(session)
-            return unknown_session()
-        except CannotResume as exc:
-            self._leave(session)
-            return error_response(400, ErrorCode.INVALID_REQUEST,
-                                  f"Bad Request: cannot resume: {exc}")
-        body = SseBody(session.transport, stream, token, replay=replay,
-                       keepalive=self.keepalive_interval,
-                       on_close=lambda finished: self._leave(session))
-        return Response(body, status=200, content_type="text/event-stream",
-                        headers=_SSE_HEADERS)
-
-    def _delete(self, request: Request) -> Response:
-        session_id = request.headers.get(SESSION_HEADER)
-        if session_id is None:
-            return error_response(400, ErrorCode.INVALID_REQUEST,
-                                  f"Bad Request: the {SESSION_HEADER} header is required")
-        with self._lock:
-            session = self._sessions.pop(session_id, None)
-        if session is None:
-            return unknown_session()
-        log.debug("session %s ended by the client", session_id)
-        self._end_session(session)
-        return Response(status=204)
-
     # --- session bookkeeping ---------------------------------------------------------------
 
     def _enter(self, session_id: str) -> _Session | None:
@@ -647,9 +543,12 @@ class StreamableHttpApp:
             if session is not None:
                 session.active += 1
                 session.last_seen = self._clock()
+                session.abandoned = False
             return session
 
-    def _leave(self, session: _Session) -> None:
+    def _leave(self, session: _Session, abandoned: bool = False) -> None:
         with self._lock:
             session.active -= 1
             session.last_seen = self._clock()
+            if abandoned:
+                session.abandoned = True

@@ -294,6 +294,11 @@ class HttpCore:
         elif status == 403:
             message = (f"the MCP server at {url} refused access (HTTP 403 Forbidden): "
                        "the credentials do not allow this")
+        elif status == 404:
+            message = (f"no MCP endpoint at {url} (HTTP 404 Not Found); check the path "
+                       "(often /mcp)")
+            if detail is not None and detail.strip().lower().rstrip(".") == "not found":
+                detail = None
         else:
             message = f"the MCP server at {url} answered HTTP {status} {response.reason}"
         if detail:

@@ -22,7 +22,7 @@ import os
 import socket
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -119,6 +119,9 @@ class SocketRegistry:
     Sockets, not connections or responses: a thread may be blocked before any response
     exists (waiting for the head of an answer), and a response read to a
     ``Connection: close`` keeps the socket after its connection let it go.
+
+    Its connections also tell the thread that sends a request when that request has gone
+    out whole (:meth:`when_sent`), before the answer is read.
     """
 
     def __init__(self) -> None:
@@ -126,6 +129,18 @@ class SocketRegistry:
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._closed = False
         self._pool_classes = _pool_classes(self)
+        self._local = threading.local()
+
+    def when_sent(self, callback: Callable[[], None] | None) -> None:
+        """Call ``callback`` once the calling thread's next request has been sent whole
+        (head and body), before its answer is read; None forgets it."""
+        self._local.when_sent = callback
+
+    def sent(self) -> None:
+        callback = getattr(self._local, "when_sent", None)
+        if callback is not None:
+            self._local.when_sent = None
+            callback()
 
     def instrument(self, session: requests.Session, url: str) -> requests.Session:
         """Make every connection ``session`` opens to ``url`` from now on known here.
@@ -188,10 +203,18 @@ def _pool_classes(registry: SocketRegistry) -> dict[str, type[HTTPConnectionPool
             super().connect()
             registry.add(self.sock)
 
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            super().request(*args, **kwargs)
+            registry.sent()
+
     class TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
         def connect(self) -> None:
             super().connect()
             registry.add(self.sock)
+
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            super().request(*args, **kwargs)
+            registry.sent()
 
     class TrackedPool(HTTPConnectionPool):
         ConnectionCls = TrackedConnection

@@ -71,6 +71,9 @@ log = logging.getLogger("mcp_sync.http.server")
 #: The id of every session's standalone (GET) stream; POST streams are "p1", "p2", ...
 STANDALONE_STREAM = "g"
 
+#: How many cancellations of requests it has not received a session remembers.
+MAX_EARLY_CANCELS = 256
+
 #: Events a stream holds for a consumer that is not reading, beyond which the oldest
 #: notifications (progress, logs) are dropped; requests and responses are always kept.
 MAX_QUEUED_EVENTS = 1000
@@ -138,6 +141,9 @@ class SessionTransport(Transport):
         clock: the time source for idle tracking.
     """
 
+    # Messages are pushed (attach_receiver) and the session ends only when closed.
+    ends_on_close = True
+
     def __init__(self, session_id: str | None, *, event_store: EventStore | None = None,
                  stateless: bool = False, clock: Callable[[], float] = time.monotonic,
                  max_queued: int = MAX_QUEUED_EVENTS) -> None:
@@ -153,6 +159,7 @@ class SessionTransport(Transport):
         self._serial = itertools.count(1)
         self._owners: dict[RequestId, Stream] = {}
         self._posts: dict[str, Stream] = {}
+        self._cancelled_early: dict[RequestId, None] = {}  # oldest first
         self._when_idle: list[Callable[[], None]] = []
         self.standalone = Stream(STANDALONE_STREAM, sse=True,
                                  resumable=self._store is not None)
@@ -280,7 +287,8 @@ class SessionTransport(Transport):
 
         A request whose id is already awaiting an answer in this session (or earlier in
         the same body) is refused with -32600 at once instead of being forwarded, so
-        that every answer has exactly one place to go. ``immediate`` answers (for
+        that every answer has exactly one place to go. A request whose cancellation
+        came first is refused without an answer (CANCEL-4). ``immediate`` answers (for
         invalid batch elements) go first.
 
         Raises:
@@ -295,7 +303,14 @@ class SessionTransport(Transport):
             refused: list[Request] = []
             answers = list(immediate)
             for request in requests:
-                if request.id in self._owners or request.id in stream.pending:
+                if request.id in self._cancelled_early:
+                    # Its cancellation, posted on another connection, overtook it. An id
+                    # is never used twice in a session (JSONRPC-4): it is never served.
+                    del self._cancelled_early[request.id]
+                    log.debug("dropping request %r: it was cancelled before it arrived",
+                              request.id)
+                    refused.append(request)
+                elif request.id in self._owners or request.id in stream.pending:
                     refused.append(request)
                     answers.append(ErrorResponse(request.id, InvalidRequest(
                         f"Invalid Request: id {request.id!r} is already in use")))
@@ -321,7 +336,8 @@ class SessionTransport(Transport):
 
         A ``notifications/cancelled`` for a request of ours ends that request's place in
         its stream: a cancelled request is never answered (AMBIG-8), and its stream
-        closes once the rest are. With ``serve_here`` (for a caller that would only wait
+        closes once the rest are. A request cancelled before it was fed is not served
+        (CANCEL-7). With ``serve_here`` (for a caller that would only wait
         for the answers) the requests are served on the calling thread before this
         returns, rather than by the engine's workers.
 
@@ -337,11 +353,20 @@ class SessionTransport(Transport):
                 if isinstance(message, Notification) and message.method == (
                         "notifications/cancelled"):
                     self._note_cancel(message, callbacks)
+            forward: Incoming | None = incoming
+            kept = [message for message in messages if not isinstance(message, Request)
+                    or message.id in self._owners]
+            if len(kept) < len(messages):
+                # Cancelled since its stream was opened, by a POST that came in meanwhile.
+                log.debug("dropping %d request(s) cancelled before they were served",
+                          len(messages) - len(kept))
+                forward = Batch(tuple(kept)) if isinstance(incoming, Batch) and kept else None
             pushed = self._pusher.attached
-            if not pushed:
-                self._inbox.put(incoming)
+            if not pushed and forward is not None:
+                self._inbox.put(forward)
                 self._cond.notify_all()
-        servers = self._pusher.push(incoming, serve_here) if pushed else []
+        servers = (self._pusher.push(forward, serve_here)
+                   if pushed and forward is not None else [])
         _run(callbacks)
         for serve in servers:
             serve()
@@ -353,10 +378,17 @@ class SessionTransport(Transport):
             return
         owner = self._owners.pop(request_id, None)
         if owner is None:
+            # Not received yet (or answered already): should it come, it is not served.
+            self._cancelled_early[request_id] = None
+            if len(self._cancelled_early) > MAX_EARLY_CANCELS:
+                del self._cancelled_early[next(iter(self._cancelled_early))]
             return
         owner.pending.discard(request_id)
         if not owner.pending:
             self._finish(owner, callbacks)
+            # Its consumer ends the stream now, not at the next keep-alive tick: until
+            # then it would hold a WSGI thread and one of the client's connections.
+            self._cond.notify_all()
 
     def attach(self, stream: Stream) -> object:
         """Become the one consumer of ``stream``; the previous one, if any, ends."""
@@ -368,10 +400,13 @@ class SessionTransport(Transport):
         return token
 
     def detach(self, stream: Stream, token: object) -> bool:
-        """Stop consuming ``stream`` (if still its consumer); True if it is finished."""
+        """Stop consuming ``stream``; False if the client left while it was still due
+        events (its consumer, with the stream unfinished), True otherwise: the stream
+        finished, or another consumer or the server's idle check took it over."""
         with self._cond:
-            if stream.consumer is token:
-                stream.consumer = None
+            if stream.consumer is not token:
+                return True
+            stream.consumer = None
             return stream.finished
 
     def call_when_idle(self, callback: Callable[[], None]) -> None:
@@ -519,8 +554,8 @@ class SseBody:
 
     The first chunk goes out at once (a comment, plus any replayed events) so that the
     client has the response headers without waiting for the first event. ``on_close``
-    runs exactly once, when the server closes the body, with whether the stream had
-    finished (rather than the client having gone away).
+    runs exactly once, when the server closes the body, with False if the client went
+    away while the stream was still due events (see :meth:`SessionTransport.detach`).
     """
 
     def __init__(self, transport: SessionTransport, stream: Stream | None, token: object | None,

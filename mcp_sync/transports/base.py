@@ -77,6 +77,10 @@ class Transport(abc.ABC):
         """
         return False
 
+    #: True for a transport that accepts a receiver and never ends by itself: only
+    #: :meth:`close` ends it. The engine then reads nothing and starts no reader thread.
+    ends_on_close = False
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""

@@ -15,6 +15,9 @@ Theory of operation
   of their own, so that a cancellation, or our answer to a server's request, never waits
   behind long calls; a request written after a notification is posted only once the
   notification was, so ``initialized`` reaches the server before what follows it.
+* **Cancellations wait for their request** (:mod:`._http_cancel`): a request given up
+  on before its POST started is never posted, and a ``notifications/cancelled`` is
+  posted only once the server has the request it names.
 * **One ``requests.Session`` per thread.** A Session is not safe to share between threads
   (psf/requests#2766), so each sender thread keeps its own; the senders' sessions share
   one HTTP adapter, whose urllib3 pool keeps a connection alive for each sender. The
@@ -65,8 +68,10 @@ from ..jsonrpc import (
     RequestId,
     Response,
     encode,
+    is_request_id,
 )
 from ._decode import decode_frame
+from ._http_cancel import CancelLedger, Decision
 from ._http_client_core import (
     ACCEPT_BOTH,
     EVENT_STREAM,
@@ -186,6 +191,8 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         self._notes_done = threading.Condition(self._lock)
         self._posts = WorkerPool(self._threads, "post", max_senders)
         self._notes = WorkerPool(self._threads, "notify", 1)
+        self._ledger = CancelLedger()
+        self._answers_json = False  # how the server answered the last request
 
     # --- what the transport knows ------------------------------------------------------------
 
@@ -234,6 +241,11 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         """
         items: Sequence[Message] = [message] if isinstance(message, _SINGLE) else message
         body = encode(message)
+        if isinstance(message, Notification) and message.method == "notifications/cancelled":
+            cancelled = (message.params or {}).get("requestId")
+            if is_request_id(cancelled) and self._ledger.cancel(cancelled, body) in (
+                    Decision.WITHDRAWN, Decision.HELD):
+                return  # its request was never posted, or the server does not have it yet
         requests_in = [item for item in items if isinstance(item, Request)]
         initialize_id = next((r.id for r in requests_in if r.method == "initialize"), None)
         carries_initialized = any(isinstance(item, Notification)
@@ -259,9 +271,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         if stale is not None:
             stale.shutdown()
         pool = self._posts if post.request_ids else self._notes
+        if post.request_ids:
+            self._ledger.queued(post)
         if not pool.submit(self._send, post):
             if not post.request_ids:
                 self._note_finished()
+            self._ledger.end(post)
             raise ConnectionClosed("the transport is closed")
 
     def close(self) -> None:
@@ -318,6 +333,8 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                         lambda: self._notes_sent >= post.after_notes or self._stop.is_set())
             if self._stop.is_set():
                 return
+            if post.request_ids and not self._ledger.start(post):
+                return  # its caller gave up before it was sent: the server never hears of it
             session = self._sender_session()
             endpoint = self._endpoint
             if endpoint is not None:
@@ -326,11 +343,18 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             with self._lock:
                 session_id, version = self._session_id, self._protocol_version
             headers = self._headers(ACCEPT_BOTH, session_id, version, json_body=True)
+            if post.request_ids and self._answers_json:
+                # Its head comes with the answer: held cancellations go once it is sent.
+                self._sender_sockets.when_sent(
+                    lambda: self._post_notes(self._ledger.reached(post)))
             try:
                 response = self._post(session, post.body, headers)
             except requests.RequestException as exc:
                 self._post_failed(post, exc)
                 return
+            finally:
+                self._sender_sockets.when_sent(None)
+            self._post_notes(self._ledger.reached(post))
             with response:
                 self._answer(session, post, response, session_id)
         except Exception as exc:  # whatever broke, no caller may be left waiting
@@ -341,6 +365,19 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             if post.probe:
                 self._mode_known.set()
             if not post.request_ids:
+                self._note_finished()
+            else:
+                self._post_notes(self._ledger.end(post))
+
+    def _post_notes(self, bodies: list[bytes]) -> None:
+        # Cancellations that were held until their request's POST reached the server.
+        for body in bodies:
+            with self._lock:
+                if self._closing:
+                    return
+                self._notes_written += 1
+                post = Post(body, (), None, False, False, self._notes_written)
+            if not self._notes.submit(self._send, post):
                 self._note_finished()
 
     def _note_finished(self) -> None:
@@ -370,6 +407,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             drain(response)
             return
         kind = content_type(response)
+        self._answers_json = kind == "application/json"
         if kind == "application/json":
             self._read_json(post, response)
         elif kind == EVENT_STREAM:

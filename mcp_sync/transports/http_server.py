@@ -71,7 +71,8 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
               ``WWW-Authenticate: Bearer`` (HTTP-4).
             * ``max_body_size`` (4 MiB): larger POST bodies get 413.
             * ``max_get_streams`` (4): how many GET streams may be open at once; each
-              holds a worker thread of the WSGI server. Beyond it a GET gets 405 and the
+              holds a worker thread of the WSGI server, so keep it below that server's
+              thread count (see ``wsgi_threads``). Beyond it a GET gets 405 and the
               client receives server messages on its POST streams. 0 refuses all GETs.
             * ``get_stream_timeout`` (300 s): a GET stream that delivered nothing for
               this long is ended (the client reconnects); None keeps it open.
@@ -80,6 +81,14 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
             * ``session_timeout`` (1800 s): a session without requests or open streams
               for this long is closed; its id then gets 404. None keeps sessions until
               DELETE.
+            * ``abandoned_session_timeout`` (60 s): the same, sooner, for a session whose
+              client went away: its GET stream dropped and it sent nothing since. A GET
+              stream the server ended (``get_stream_timeout``) does not count. None
+              leaves such sessions to ``session_timeout``.
+            * ``wsgi_threads`` (None): how many threads the WSGI server serving the
+              application has, if you know it; a warning is logged when
+              ``max_get_streams`` is not below it. A server that reports itself as not
+              multithreaded (``wsgi.multithread``) is taken to have one.
             * ``max_sessions`` (1000): an initialize beyond this many open sessions gets
               503.
             * ``event_store`` (a :class:`MemoryEventStore`): keeps sent events so that

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 try:
     import fcntl
@@ -33,6 +33,9 @@ from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest, RequestTi
 from ..jsonrpc import Incoming, Invalid, Message, RequestId, encode
 from ._decode import decode_frame
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
+
+if TYPE_CHECKING:
+    from ._child_exit import StderrTail
 
 __all__ = ["LineReader", "StdioClientTransport", "StdioServerTransport"]
 
@@ -217,7 +220,9 @@ class StdioClientTransport(Transport):
         stderr: where the child's stderr goes: None (default) logs each line to the
             ``mcp_sync.stdio.stderr`` logger at INFO; a file object with a file descriptor
             receives it directly, and so does a file descriptor number; any other writable
-            text stream gets each decoded line; ``subprocess.DEVNULL`` discards it.
+            text stream gets each decoded line; ``subprocess.DEVNULL`` discards it. When
+            it passes through us (None, or a stream without a descriptor), its last lines
+            go into the ConnectionLost raised if the child ends unasked.
         close_timeout: seconds to wait for the child to exit after its stdin is closed,
             and again after SIGTERM, before escalating.
         max_message_size: the longest line accepted from the child, in bytes.
@@ -236,6 +241,8 @@ class StdioClientTransport(Transport):
     ) -> None:
         # Imported here: a server's start-up (part of every client's connect) never spawns.
         import subprocess
+
+        from ._child_exit import StderrTail
 
         if isinstance(command, str) or not command:
             raise ValueError("command must be a non-empty sequence of program and arguments")
@@ -278,9 +285,14 @@ class StdioClientTransport(Transport):
         # could be reused by an unrelated file before the write reaches the kernel.
         self._write_lock = threading.Lock()
         self._threads = ThreadGroup(f"stdio-{self.process.pid}")
+        self._command = list(command)
+        self._tail: StderrTail | None = None
+        self._stderr_thread: threading.Thread | None = None
         if stderr_arg is subprocess.PIPE:
             assert self.process.stderr is not None
-            self._threads.start("stderr", self._drain_stderr, self.process.stderr)
+            self._tail = StderrTail()
+            self._stderr_thread = self._threads.start("stderr", self._drain_stderr,
+                                                      self.process.stderr)
 
     def _drain_stderr(self, pipe: IO[bytes]) -> None:
         # Read in chunks, not lines: a raw pipe's readline() costs one system call per byte.
@@ -307,6 +319,8 @@ class StdioClientTransport(Transport):
 
     def _emit_stderr(self, target: IO[Any] | None, raw: bytes) -> IO[Any] | None:
         line = raw.decode("utf-8", "replace").rstrip("\r")
+        if self._tail is not None:
+            self._tail.add(line)
         if target is not None:
             try:
                 target.write(line + "\n")
@@ -317,7 +331,21 @@ class StdioClientTransport(Transport):
         return None
 
     def read(self) -> Incoming | None:
-        return _frame(self._reader.read_line(), self._max_message_size)
+        """The next message; None once closed by us.
+
+        Raises:
+            ConnectionLost: the server's stdout ended without our closing it; the error
+                says how the process ended and what it last wrote to stderr.
+        """
+        frame = _frame(self._reader.read_line(), self._max_message_size)
+        if frame is None and not self._closed:
+            raise self._exit_error()
+        return frame
+
+    def _exit_error(self) -> ConnectionLost:
+        from ._child_exit import exit_error
+
+        return exit_error(self._command, self.process, self._tail, self._stderr_thread)
 
     def write(self, message: Message | Sequence[Message], *,
               related_to: RequestId | None = None) -> None:
@@ -348,7 +376,7 @@ class StdioClientTransport(Transport):
             except RequestTimeout:
                 raise  # a TimeoutError, and so an OSError, but the pipe is fine
             except (OSError, ValueError) as exc:
-                raise ConnectionLost(f"the server's stdin is closed: {exc}") from exc
+                raise self._exit_error() from exc
         finally:
             self._write_lock.release()
 
