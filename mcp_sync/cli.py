@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._convert import to_wire
 from ._version import __version__
 from .client import Client
 from .errors import McpError
+from .protocol._convert import to_wire
 
 __all__ = ["main"]
 

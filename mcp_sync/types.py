@@ -22,14 +22,14 @@ Conventions shared by every class here:
   names is first used: a program that never uses a feature never pays for its classes.
   Every name is here all the same, for ``import``, ``dir()``, type checkers and pickle.
 
-Use :func:`mcp_sync._convert.to_wire` and :func:`mcp_sync._convert.from_wire` to move
-between these classes and JSON-ready data.
+Use ``to_wire`` and ``from_wire`` of :mod:`mcp_sync.protocol._convert` to move between
+these classes and JSON-ready data.
 """
 
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._types_common import (
+from .protocol._types_common import (
     LOGGING_LEVELS,
     Annotations,
     AudioContent,
@@ -55,7 +55,7 @@ from ._types_common import (
     ToolsCapability,
     UnknownContent,
 )
-from ._types_features import (
+from .protocol._types_features import (
     CallToolResult,
     EmptyResult,
     InitializeResult,
@@ -64,7 +64,7 @@ from ._types_features import (
     Tool,
     ToolAnnotations,
 )
-from ._types_messages import (
+from .protocol._types_messages import (
     CallToolRequestParams,
     CancelledNotificationParams,
     InitializedNotificationParams,
@@ -79,7 +79,7 @@ from ._types_messages import (
 )
 
 if TYPE_CHECKING:
-    from ._types_client_features import (
+    from .protocol._types_client_features import (
         CreateMessageRequestParams,
         CreateMessageResult,
         ListRootsRequestParams,
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
         RootsListChangedNotificationParams,
         SamplingMessage,
     )
-    from ._types_completion import (
+    from .protocol._types_completion import (
         CompleteRequestParams,
         CompleteResult,
         Completion,
@@ -99,7 +99,7 @@ if TYPE_CHECKING:
         Reference,
         ResourceReference,
     )
-    from ._types_envelopes import (
+    from .protocol._types_envelopes import (
         NOTIFICATION_TYPES,
         REQUEST_TYPES,
         CallToolRequest,
@@ -133,7 +133,7 @@ if TYPE_CHECKING:
         ToolListChangedNotification,
         UnsubscribeRequest,
     )
-    from ._types_prompts import (
+    from .protocol._types_prompts import (
         GetPromptRequestParams,
         GetPromptResult,
         ListPromptsRequestParams,
@@ -143,7 +143,7 @@ if TYPE_CHECKING:
         PromptListChangedNotificationParams,
         PromptMessage,
     )
-    from ._types_resources import (
+    from .protocol._types_resources import (
         ListResourcesRequestParams,
         ListResourcesResult,
         ListResourceTemplatesRequestParams,
@@ -240,18 +240,18 @@ def __getattr__(name: str) -> Any:
 def _load(module: str) -> ModuleType:
     # Imports written out, not computed: the test of the I/O-free core follows them.
     if module == "_types_resources":
-        from . import _types_resources
+        from .protocol import _types_resources
         return _types_resources
     if module == "_types_prompts":
-        from . import _types_prompts
+        from .protocol import _types_prompts
         return _types_prompts
     if module == "_types_completion":
-        from . import _types_completion
+        from .protocol import _types_completion
         return _types_completion
     if module == "_types_client_features":
-        from . import _types_client_features
+        from .protocol import _types_client_features
         return _types_client_features
-    from . import _types_envelopes
+    from .protocol import _types_envelopes
     return _types_envelopes
 
 

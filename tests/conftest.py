@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-import mcp_sync.jsonrpc as jsonrpc_module
+import mcp_sync.protocol._jsonrpc as jsonrpc_module
 from tests.helpers import ScriptedServer, closing_all
 
 HERE = Path(__file__).resolve().parent

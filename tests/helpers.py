@@ -3,10 +3,12 @@ transport, fake servers that answer from a script, and closing what a fixture ma
 
 from __future__ import annotations
 
+import ast
 import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from mcp_sync.errors import RpcError
@@ -267,3 +269,98 @@ def scripted_servers() -> Iterator[Callable[..., ScriptedServer]]:
     """Starts :class:`ScriptedServer` instances and stops them after the test; use it
     as ``yield from scripted_servers()`` in a fixture."""
     yield from closing_all(ScriptedServer)
+
+
+# -- the import graph of mcp_sync, read from the source (STYLE habit 1, the layout) --
+
+OUTSIDE = "<outside mcp_sync>"
+DYNAMIC = ("__import__", "importlib.import_module")
+
+
+def package_dir() -> Path:
+    """The folder of the mcp_sync package."""
+    import mcp_sync
+    return Path(mcp_sync.__file__).resolve().parent
+
+
+def source_of(name: str) -> Path | None:
+    """The file of an mcp_sync module given by its dotted name, if it is one."""
+    parts = name.split(".")
+    if parts[0] != "mcp_sync" or len(parts) == 1:
+        return None  # the package itself runs first whatever is imported; not followed
+    root = package_dir()
+    module = root.joinpath(*parts[1:-1]) / f"{parts[-1]}.py"
+    package = root.joinpath(*parts[1:]) / "__init__.py"
+    return module if module.is_file() else package if package.is_file() else None
+
+
+def module_names(folder: str = "") -> dict[str, Path]:
+    """Every module of mcp_sync under ``folder`` (a path inside the package), by name."""
+    root = package_dir()
+    found: dict[str, Path] = {}
+    for path in sorted((root / folder).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(["mcp_sync", *parts])] = path
+    return found
+
+
+def _under_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return ((isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def imports_in(source: str, module: str = "mcp_sync._module", *, is_package: bool = False,
+               type_checking: bool = True) -> list[tuple[int, str]]:
+    """(line, absolute dotted name) for every import in ``source``, the text of ``module``.
+
+    Imports inside functions count. ``from package import name`` yields the package, or,
+    where every name is a module of mcp_sync, those modules alone. With ``type_checking`` false,
+    imports under ``if TYPE_CHECKING:`` are left out. A relative import that climbs out of
+    mcp_sync yields OUTSIDE; ``__import__`` and ``importlib.import_module`` yield DYNAMIC.
+    """
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    found: list[tuple[int, str]] = []
+    skipped: set[int] = set()
+    tree = ast.parse(source)
+    if not type_checking:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and _under_type_checking(node):
+                skipped |= {id(inner) for child in node.body for inner in ast.walk(child)}
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if node.level > len(here):
+                    found.append((node.lineno, OUTSIDE))
+                    continue
+                parts = here[:len(here) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            # "from . import types" names a module, not an attribute: it counts as an
+            # import of that module alone.
+            modules = [f"{base}.{alias.name}" for alias in node.names
+                       if source_of(f"{base}.{alias.name}") is not None]
+            if len(modules) < len(node.names):
+                found.append((node.lineno, base))
+            found += [(node.lineno, name) for name in modules]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "__import__"):
+            found.append((node.lineno, DYNAMIC[0]))
+        elif isinstance(node, ast.Attribute) and node.attr == "import_module":
+            found.append((node.lineno, DYNAMIC[1]))
+    return found
+
+
+def imports_of(name: str, *, type_checking: bool = True) -> list[tuple[int, str]]:
+    """The imports of the mcp_sync module ``name``, as :func:`imports_in` finds them."""
+    path = package_dir() / "__init__.py" if name == "mcp_sync" else source_of(name)
+    assert path is not None, name
+    return imports_in(path.read_text(encoding="utf-8"), name,
+                      is_package=path.name == "__init__.py", type_checking=type_checking)

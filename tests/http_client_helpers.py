@@ -19,7 +19,7 @@ from werkzeug.wrappers import Request as WsgiRequest
 from werkzeug.wrappers import Response as WsgiResponse
 
 from mcp_sync import Client
-from mcp_sync._sse import format_event
+from mcp_sync.protocol._sse import format_event
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.conftest import schema_errors
 

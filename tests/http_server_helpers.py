@@ -17,7 +17,7 @@ from werkzeug.test import Client as WerkzeugClient
 from werkzeug.test import TestResponse
 
 from mcp_sync import Context, Server
-from mcp_sync._sse import SseEvent, SseParser
+from mcp_sync.protocol._sse import SseEvent, SseParser
 from tests.conftest import schema_errors
 from tests.helpers import INITIALIZE, INITIALIZED
 

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_sync import Client, types
-from mcp_sync._sse import SseParser, format_event
 from mcp_sync.errors import RpcError
+from mcp_sync.protocol._sse import SseParser, format_event
 from tests.bad_input_support import (
     CLIENT_SERVED,
     HERE,

@@ -1,83 +1,53 @@
 """The modules below the engine do no I/O, start no threads and never wait (STYLE habit 1).
 
-Each core module is parsed, not imported, so a forbidden import is found even inside a
-function body or an ``if TYPE_CHECKING`` block. The check follows the core's imports of
+The core is the whole ``protocol/`` folder, with the public modules it speaks through
+(errors, types, jsonrpc) and the server's sans-IO helpers (schema from hints, results to
+content). Each module is parsed, not imported, so a forbidden import is found even inside
+a function body or an ``if TYPE_CHECKING`` block. The check follows the core's imports of
 other mcp_sync modules, so a helper module a core module relies on is held to the same
-rule, and importing the engine or a transport from the core is caught as well.
+rule, and importing the engine, a transport, the server or the client from the core is
+caught as well.
 """
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-import mcp_sync
+from .helpers import (
+    DYNAMIC,
+    OUTSIDE,
+    imports_in,
+    imports_of,
+    module_names,
+    package_dir,
+    source_of,
+)
 
-PACKAGE = Path(mcp_sync.__file__).resolve().parent
+PROTOCOL = module_names("protocol")
 
-CORE = ("errors", "types", "_model", "_types_common", "_types_features", "_types_messages",
-        "_types_resources", "_types_prompts", "_types_completion", "_types_client_features",
-        "_types_envelopes", "_convert", "_codec", "_text_items",
-        "jsonrpc", "_protocol", "_versions", "_schema", "_content", "_docstrings", "_events")
+CORE = (*PROTOCOL, "mcp_sync.errors", "mcp_sync.types", "mcp_sync.jsonrpc",
+        "mcp_sync.server._schema", "mcp_sync.server._content", "mcp_sync.server._docstrings")
 
 FORBIDDEN = frozenset({
     "threading", "_thread", "socket", "subprocess", "time", "select", "selectors", "os",
     "requests", "werkzeug", "queue", "concurrent", "asyncio", "multiprocessing", "signal",
 })
 
-OUTSIDE = "<outside mcp_sync>"
-DYNAMIC = ("__import__", "importlib.import_module")
+ABOVE = ("mcp_sync.engine", "mcp_sync.transports", "mcp_sync.server", "mcp_sync.client",
+         "mcp_sync.testing", "mcp_sync.cli", "mcp_sync.django", "mcp_sync.gui")
 
 
-def _imports_in(source: str) -> list[tuple[int, str]]:
-    """(line, absolute dotted name) for every import in ``source``, a module of mcp_sync."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level > 1:
-                base = OUTSIDE
-            elif node.level == 1:
-                base = "mcp_sync" + (f".{node.module}" if node.module else "")
-            else:
-                base = node.module or ""
-            found.append((node.lineno, base))
-            # "from . import types" names a module, not an attribute.
-            if base == "mcp_sync":
-                found += [(node.lineno, f"mcp_sync.{alias.name}") for alias in node.names]
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id == "__import__"):
-            found.append((node.lineno, DYNAMIC[0]))
-        elif isinstance(node, ast.Attribute) and node.attr == "import_module":
-            found.append((node.lineno, DYNAMIC[1]))
-    return found
-
-
-def _source_of(name: str) -> Path | None:
-    """The file of an mcp_sync module given by its dotted name, if it is one."""
-    parts = name.split(".")
-    if parts[0] != "mcp_sync" or len(parts) == 1:
-        return None  # the package itself runs first whatever is imported; not followed
-    module = PACKAGE.joinpath(*parts[1:-1]) / f"{parts[-1]}.py"
-    package = PACKAGE.joinpath(*parts[1:]) / "__init__.py"
-    return module if module.is_file() else package if package.is_file() else None
-
-
-def _core_closure() -> dict[str, Path]:
+def _core_closure() -> list[str]:
     """The core modules and every mcp_sync module they import, directly or not."""
-    found: dict[str, Path] = {}
-    todo = [f"mcp_sync.{name}" for name in CORE]
+    found: set[str] = set()
+    todo = list(CORE)
     while todo:
         name = todo.pop()
-        path = _source_of(name)
-        if path is None or name in found:
+        if source_of(name) is None or name in found:
             continue
-        found[name] = path
-        todo += [imported for _, imported in _imports_in(path.read_text(encoding="utf-8"))]
-    return dict(sorted(found.items()))
+        found.add(name)
+        todo += [imported for _, imported in imports_of(name)]
+    return sorted(found)
 
 
 CLOSURE = _core_closure()
@@ -85,28 +55,35 @@ CLOSURE = _core_closure()
 
 def test_every_core_module_exists() -> None:
     """STYLE habit 1: a renamed core module must not silently drop out of the check."""
-    assert {f"mcp_sync.{name}" for name in CORE} <= set(CLOSURE)
+    assert len(PROTOCOL) > 15
+    assert set(CORE) <= set(CLOSURE)
 
 
-@pytest.mark.parametrize("module", list(CLOSURE))
+@pytest.mark.parametrize("module", CLOSURE)
 def test_core_module_imports_nothing_that_does_io(module: str) -> None:
     """STYLE habit 1, GEN-3: no threads, sockets, processes, clocks, queues or HTTP in
     the core or in anything it imports from mcp_sync, and no import hidden from this
     check (dynamic, or reaching outside the package by a relative path)."""
-    source = CLOSURE[module].read_text(encoding="utf-8")
-    offending = [f"line {line}: {name}" for line, name in _imports_in(source)
+    offending = [f"line {line}: {name}" for line, name in imports_of(module)
                  if name.split(".")[0] in FORBIDDEN or name in DYNAMIC or name == OUTSIDE]
+    assert offending == [], f"{module} imports {offending}"
+
+
+@pytest.mark.parametrize("module", list(PROTOCOL))
+def test_protocol_imports_nothing_above_it(module: str) -> None:
+    """DESIGN "Layout": dependencies point down; the protocol never reaches up into the
+    engine, a transport, the server or the client."""
+    offending = [f"line {line}: {name}" for line, name in imports_of(module)
+                 if name.startswith(ABOVE)]
     assert offending == [], f"{module} imports {offending}"
 
 
 def test_engine_and_transports_stay_out_of_the_core() -> None:
     """STYLE habit 1: the engine, threads, transports and the public Client/Server sit
     above the core, never below it."""
-    above = {"mcp_sync._engine", "mcp_sync._threads", "mcp_sync.client", "mcp_sync.server",
-             "mcp_sync.context", "mcp_sync.testing", "mcp_sync.cli"}
-    reached = set(CLOSURE)
-    assert reached & above == set()
-    assert not any(name.startswith("mcp_sync.transports") for name in reached)
+    reached = [name for name in CLOSURE if name.startswith(ABOVE)]
+    assert reached == ["mcp_sync.server._content", "mcp_sync.server._docstrings",
+                       "mcp_sync.server._schema"]
 
 
 def test_the_checker_sees_what_it_must() -> None:
@@ -117,17 +94,19 @@ def test_the_checker_sees_what_it_must() -> None:
         "from concurrent.futures import Future\n"
         "def f():\n"
         "    import threading\n"
-        "from . import _engine, types\n"
-        "from .transports.stdio import StdioClientTransport\n"
-        "from .. import elsewhere\n"
+        "from .. import engine, types\n"
+        "from .. import Server\n"
+        "from ..transports.stdio import StdioClientTransport\n"
+        "from ... import elsewhere\n"
         "__import__('socket')\n"
         "importlib.import_module('time')\n"
     )
-    assert sorted(name for _, name in _imports_in(source)) == sorted([
-        "os.path", "concurrent.futures", "mcp_sync", "mcp_sync._engine", "mcp_sync.types",
-        "mcp_sync.transports.stdio", OUTSIDE, "threading", *DYNAMIC])
-    assert _source_of("mcp_sync._engine") == PACKAGE / "_engine.py"
-    assert _source_of("mcp_sync.transports") == PACKAGE / "transports" / "__init__.py"
-    assert _source_of("mcp_sync.transports.stdio") == PACKAGE / "transports" / "stdio.py"
-    assert _source_of("mcp_sync.no_such_module") is None
-    assert _source_of("mcp_sync") is None and _source_of("attrs") is None
+    assert sorted(name for _, name in imports_in(source, "mcp_sync.protocol._x")) == sorted([
+        "os.path", "concurrent.futures", "mcp_sync.engine", "mcp_sync.types",
+        "mcp_sync", "mcp_sync.transports.stdio", OUTSIDE, "threading", *DYNAMIC])
+    package = package_dir()
+    assert source_of("mcp_sync.engine._engine") == package / "engine" / "_engine.py"
+    assert source_of("mcp_sync.transports") == package / "transports" / "__init__.py"
+    assert source_of("mcp_sync.transports.stdio") == package / "transports" / "stdio.py"
+    assert source_of("mcp_sync.no_such_module") is None
+    assert source_of("mcp_sync") is None and source_of("attrs") is None

@@ -3,7 +3,7 @@
 Most tests wire a real :class:`~mcp_sync.Server` and :class:`~mcp_sync.Client` over an
 in-memory pair. Where the wire itself is the subject, a hand-driven peer
 (:class:`tests.helpers.RawPeer`) writes frames and reads back exactly what came out; a few
-tests drive two bare :class:`~mcp_sync._engine.Engine` objects. Tools synchronise with the
+tests drive two bare :class:`~mcp_sync.engine._engine.Engine` objects. Tools synchronise with the
 test through Events; nothing sleeps. The one timed wait paces a tool's progress reports,
 because LIFECYCLE-11 is about time passing between them.
 """
@@ -23,9 +23,8 @@ from typing import Any
 import pytest
 
 from mcp_sync import Client, Context, Server, types
-from mcp_sync._engine import Engine, IncomingRequest
-from mcp_sync._protocol import Role, Session
-from mcp_sync._threads import ThreadGroup
+from mcp_sync.engine._engine import Engine, IncomingRequest
+from mcp_sync.engine._threads import ThreadGroup
 from mcp_sync.errors import (
     ConnectionClosed,
     ConnectionLost,
@@ -34,6 +33,7 @@ from mcp_sync.errors import (
     RequestTimeout,
 )
 from mcp_sync.jsonrpc import Incoming, Message, Notification, Request
+from mcp_sync.protocol._session import Role, Session
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import MemoryTransport, memory_pair

@@ -249,7 +249,7 @@ def test_client_not_reading_its_post_stream_buffers_a_bounded_queue_gen_3(
     3,000 log messages of 8 KiB: the server's queue for that stream stays within
     MAX_QUEUED_EVENTS (the oldest notifications are dropped), the tool is never
     blocked by the slow client, and the response still arrives last once it reads."""
-    from mcp_sync.transports._http_session import MAX_QUEUED_EVENTS
+    from mcp_sync.server.http._session import MAX_QUEUED_EVENTS
 
     entered, done = threading.Event(), threading.Event()
     server = flooding_server(entered, done)

@@ -25,9 +25,9 @@ import requests
 from werkzeug.wrappers import Response as WsgiResponse
 
 from mcp_sync import Client, Context, ProtocolVersionError, Server
-from mcp_sync._sse import format_event
 from mcp_sync.errors import ConnectionClosed, ConnectionLost, InvalidParams, SessionExpired
 from mcp_sync.jsonrpc import Batch, Request, Response
+from mcp_sync.protocol._sse import format_event
 from mcp_sync.transports.http_client import HttpClientTransport, HttpError
 from mcp_sync.transports.http_server import serve_http
 from tests.http_client_helpers import (

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_sync.errors import ConnectionClosed
 from mcp_sync.jsonrpc import Notification, Request, Response
-from mcp_sync.transports._http_session import CannotResume, SessionTransport
+from mcp_sync.server.http._session import CannotResume, SessionTransport
 from mcp_sync.transports.http_server import MemoryEventStore, StoredEvent, serve_http
 from tests.http_server_helpers import make_server, parse_sse
 
@@ -135,7 +135,7 @@ def test_unresumable_stream_is_refused_http_28() -> None:
 
 def test_serve_forever_in_the_foreground_until_closed_http_3() -> None:
     """HTTP-3: loopback is the default address; serve_forever returns once closed."""
-    from mcp_sync.transports._http_serving import start_server
+    from mcp_sync.server.http._serving import start_server
 
     handle = start_server(make_server(), "127.0.0.1", 0, path="/mcp", background=False)
     assert handle.host == "127.0.0.1"

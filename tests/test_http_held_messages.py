@@ -18,7 +18,7 @@ import pytest
 
 from mcp_sync import Context
 from mcp_sync.jsonrpc import Notification, Request
-from mcp_sync.transports._http_session import SessionTransport
+from mcp_sync.server.http._session import SessionTransport
 from mcp_sync.transports.http_server import serve_http
 from tests.http_server_helpers import Gate, call, checked, make_server, read_events
 from tests.test_http_streaming import HttpPeer

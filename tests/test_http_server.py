@@ -619,7 +619,7 @@ def test_a_posts_usual_answers_are_written_as_werkzeug_wrote_them() -> None:
     their status lines and fields are those it wrote, CORS fields included."""
     from werkzeug.wrappers import Response
 
-    from mcp_sync.transports._http_app import _SSE_HEADERS, _PostAnswer
+    from mcp_sync.server.http._app import _SSE_HEADERS, _PostAnswer
 
     environ = {"REQUEST_METHOD": "POST", "SERVER_NAME": "x", "SERVER_PORT": "80",
                "wsgi.url_scheme": "http", "PATH_INFO": "/mcp"}

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from mcp_sync import Context
-from mcp_sync._sse import SseEvent
+from mcp_sync.protocol._sse import SseEvent
 from mcp_sync.transports.http_server import MemoryEventStore, serve_http
 from tests.http_server_helpers import (
     HEADERS,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_sync import jsonrpc
-from mcp_sync._codec import dumps, loads
+from mcp_sync.protocol._codec import dumps, loads
 
 REFERENCE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 

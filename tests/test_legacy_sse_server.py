@@ -21,7 +21,7 @@ from werkzeug.test import TestResponse
 from werkzeug.wrappers import Response
 
 from mcp_sync import Client, Context
-from mcp_sync._sse import SseEvent, SseParser
+from mcp_sync.protocol._sse import SseEvent, SseParser
 from mcp_sync.transports.http_server import StreamableHttpApp, make_wsgi_app, serve_http
 from tests.http_server_helpers import (
     HEADERS,

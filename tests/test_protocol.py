@@ -1,4 +1,4 @@
-"""Tests for mcp_sync._protocol: two Sessions wired back to back, no threads, no I/O.
+"""Tests for mcp_sync.protocol._session: two Sessions wired back to back, no threads, no I/O.
 
 :class:`SessionPair` carries each message from one session to the other through
 ``encode``/``decode``, exactly as a pipe would, so the autouse ``wire`` fixture checks
@@ -26,22 +26,6 @@ from hypothesis.stateful import (
 )
 
 from mcp_sync import types
-from mcp_sync._protocol import (
-    _TRANSITIONS,
-    CancelRequested,
-    Event,
-    Ignored,
-    NotificationReceived,
-    ProgressReceived,
-    Reply,
-    RequestReceived,
-    ResponseReceived,
-    Role,
-    Session,
-    State,
-    _Input,
-)
-from mcp_sync._versions import KNOWN_VERSIONS, LATEST_VERSION
 from mcp_sync.errors import (
     CapabilityError,
     ErrorCode,
@@ -61,6 +45,22 @@ from mcp_sync.jsonrpc import (
     decode,
     encode,
 )
+from mcp_sync.protocol._session import (
+    _TRANSITIONS,
+    CancelRequested,
+    Event,
+    Ignored,
+    NotificationReceived,
+    ProgressReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+    Role,
+    Session,
+    State,
+    _Input,
+)
+from mcp_sync.protocol._versions import KNOWN_VERSIONS, LATEST_VERSION
 from tests.conftest import validator
 
 CLIENT_INFO = types.Implementation(name="test-client", version="1.0")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_sync._events import Ignored, Reply, ResponseReceived
-from mcp_sync._record import Record
-from mcp_sync._versions import PROFILES
 from mcp_sync.jsonrpc import Response
+from mcp_sync.protocol._events import Ignored, Reply, ResponseReceived
+from mcp_sync.protocol._record import Record
+from mcp_sync.protocol._versions import PROFILES
 
 
 class _Base(Record):

@@ -1,4 +1,4 @@
-"""Tests for mcp_sync._schema: schemas from type hints, and argument binding."""
+"""Tests for mcp_sync.server._schema: schemas from type hints, and argument binding."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_sync import _schema, _signature
-from mcp_sync._schema import schema_for_type
-from mcp_sync._signature import FunctionSignature, inspect_function
 from mcp_sync.errors import ErrorCode, InvalidParams
+from mcp_sync.server import _schema, _signature
+from mcp_sync.server._schema import schema_for_type
+from mcp_sync.server._signature import FunctionSignature, inspect_function
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required, TypedDict

@@ -13,11 +13,11 @@ import attrs
 import pytest
 
 from mcp_sync import Server, types
-from mcp_sync._content import to_content, to_prompt_messages, to_sampling_messages
-from mcp_sync._convert import to_wire
 from mcp_sync.content import Audio, Image
 from mcp_sync.errors import InvalidParams
 from mcp_sync.jsonrpc import Response, encode
+from mcp_sync.protocol._convert import to_wire
+from mcp_sync.server._content import to_content, to_prompt_messages, to_sampling_messages
 from mcp_sync.testing import open_client
 from tests.server_support import check, raw_session, request
 
@@ -106,7 +106,7 @@ def make_server() -> Server:
 
 
 def call(client: Any, name: str) -> types.CallToolResult:
-    from mcp_sync._convert import from_wire
+    from mcp_sync.protocol._convert import from_wire
 
     raw = client.send_request("tools/call", {"name": name})
     check(raw, "CallToolResult")

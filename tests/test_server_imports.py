@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_AT_START = ("base64", "mimetypes", "subprocess", "requests", "urllib3", "werkzeug",
                 "http.client", "mcp_sync.transports.memory",
                 "mcp_sync.client", "mcp_sync.transports.http_client",
-                "mcp_sync.transports.http_server", "mcp_sync._types_prompts",
-                "mcp_sync._types_completion", "mcp_sync._types_client_features",
-                "mcp_sync._types_envelopes")
+                "mcp_sync.transports.http_server", "mcp_sync.protocol._types_prompts",
+                "mcp_sync.protocol._types_completion", "mcp_sync.protocol._types_client_features",
+                "mcp_sync.protocol._types_envelopes")
 
 RESOURCE = '''@server.resource("file:///notes.txt", mime_type="text/plain")
 def notes() -> str:
@@ -54,15 +54,15 @@ def test_a_stdio_server_serves_without_loading_what_it_does_not_use() -> None:
 def test_a_server_of_tools_alone_never_builds_the_resource_types() -> None:
     tools_only = SERVER.replace(RESOURCE, "")
     assert RESOURCE in SERVER and "resource" not in tools_only
-    watched = (*NOT_AT_START, "mcp_sync._types_resources")
+    watched = (*NOT_AT_START, "mcp_sync.protocol._types_resources")
     assert _modules_loaded_by_a_session(tools_only, watched, read_resource=False) == []
     # The same session with a resource offered does build them: the check can fail.
-    assert _modules_loaded_by_a_session(SERVER, watched) == ["mcp_sync._types_resources"]
+    assert _modules_loaded_by_a_session(SERVER, watched) == ["mcp_sync.protocol._types_resources"]
 
 
 def test_a_server_builds_attrs_classes_only_for_wire_types() -> None:
     # attrs compiles methods for every class it builds (docs/benchmarks.md, "Start-up"):
-    # the library's own records are plain classes (mcp_sync._record).
+    # the library's own records are plain classes (mcp_sync.protocol._record).
     code = ("import json, sys, attrs\n"
             "import mcp_sync.server\n"
             "built = sorted({f'{value.__module__}.{value.__qualname__}'\n"
@@ -77,7 +77,7 @@ def test_a_server_builds_attrs_classes_only_for_wire_types() -> None:
     built: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
     assert "mcp_sync.types.TextContent" in built and "mcp_sync.jsonrpc.Request" in built
     # The wire types, and the private bases some of them share (_types_messages).
-    wire_modules = ("mcp_sync.types.", "mcp_sync._types_", "mcp_sync.jsonrpc.",
+    wire_modules = ("mcp_sync.types.", "mcp_sync.protocol._types_", "mcp_sync.jsonrpc.",
                     "mcp_sync.content.")
     assert [name for name in built if not name.startswith(wire_modules)] == []
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from mcp_sync import Context, Server
-from mcp_sync._logging import level_for_record
 from mcp_sync.server import McpLogHandler
+from mcp_sync.server._logging import level_for_record
 from mcp_sync.testing import open_client
 from tests.helpers import INITIALIZED
 from tests.server_support import (

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 import pytest
 
 from mcp_sync import Context, Server, types
-from mcp_sync._convert import from_wire
-from mcp_sync._uri_template import UriTemplate
 from mcp_sync.content import Image
 from mcp_sync.errors import InternalError, InvalidParams, ResourceNotFound
+from mcp_sync.protocol._convert import from_wire
+from mcp_sync.server._uri_template import UriTemplate
 from mcp_sync.testing import open_client
 from tests.server_support import Notifications, check, error, raw_session, request, result
 

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_sync._sse import SseEvent, SseParser, format_comment, format_data_event, format_event
+from mcp_sync.protocol._sse import (
+    SseEvent,
+    SseParser,
+    format_comment,
+    format_data_event,
+    format_event,
+)
 
 
 def parse_all(data: bytes, pieces: list[int] | None = None) -> list[SseEvent]:

@@ -1,4 +1,4 @@
-"""Tests for mcp_sync.types and mcp_sync._convert, checked against the official JSON Schema.
+"""Tests for mcp_sync.types and the converter, checked against the official JSON Schema.
 
 Every definition of ``schema-2025-03-26.json`` is either mapped to our model (and sample
 documents generated from the schema itself must survive a decode/encode round trip
@@ -19,10 +19,11 @@ import cattrs
 import jsonschema
 import pytest
 
-from mcp_sync import _convert, types
-from mcp_sync._convert import from_wire, to_wire
-from mcp_sync._model import Model
+from mcp_sync import types
 from mcp_sync.errors import ErrorCode, InvalidParams
+from mcp_sync.protocol import _convert
+from mcp_sync.protocol._convert import from_wire, to_wire
+from mcp_sync.protocol._model import Model
 
 from .conftest import SPEC_DIR
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mcp_sync import jsonrpc, types
-from mcp_sync._convert import from_wire
-from mcp_sync._model import NO_EXTRA
+from mcp_sync.protocol._convert import from_wire
+from mcp_sync.protocol._model import NO_EXTRA
 
 SAMPLES: list[Any] = [
     types.TextContent(text="plain"),

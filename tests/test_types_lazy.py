@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from mcp_sync import types
-from mcp_sync._convert import from_wire, to_wire
+from mcp_sync.protocol._convert import from_wire, to_wire
 
 
 def _run_fresh(code: str) -> object:
@@ -28,7 +28,7 @@ def _run_fresh(code: str) -> object:
 
 def _defined_in(module_name: str) -> set[str]:
     """The public classes and aliases a types module defines (not those it imports)."""
-    path = Path(importlib.import_module(f"mcp_sync.{module_name}").__file__ or "")
+    path = Path(importlib.import_module(f"mcp_sync.protocol.{module_name}").__file__ or "")
     defined: set[str] = set()
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ClassDef):
@@ -54,17 +54,17 @@ def test_a_fresh_import_builds_only_the_types_every_session_uses() -> None:
     found = _run_fresh(
         "import json, sys\n"
         "from mcp_sync import types\n"
-        "before = sorted(m for m in sys.modules if m.startswith('mcp_sync._types'))\n"
+        "before = sorted(m for m in sys.modules if m.startswith('mcp_sync.protocol._types'))\n"
         "listed = 'Resource' in dir(types) and 'Resource' not in vars(types)\n"
         "resource = types.Resource(uri='file:///a', name='a')\n"
-        "after = sorted(m for m in sys.modules if m.startswith('mcp_sync._types'))\n"
+        "after = sorted(m for m in sys.modules if m.startswith('mcp_sync.protocol._types'))\n"
         "print(json.dumps([before, listed, after, type(resource).__module__,\n"
         "                  'Resource' in vars(types)]))\n")
     assert found == [
-        ["mcp_sync._types_common", "mcp_sync._types_features", "mcp_sync._types_messages"],
+        [f"mcp_sync.protocol._types_{area}" for area in ("common", "features", "messages")],
         True,
-        ["mcp_sync._types_common", "mcp_sync._types_features", "mcp_sync._types_messages",
-         "mcp_sync._types_resources"],
+        [f"mcp_sync.protocol._types_{area}"
+         for area in ("common", "features", "messages", "resources")],
         "mcp_sync.types",
         True,
     ]
@@ -107,7 +107,7 @@ def test_error_messages_name_unions_of_types_not_built_at_import() -> None:
     found = _run_fresh(
         "import json\n"
         "from mcp_sync import types\n"
-        "from mcp_sync._convert import from_wire\n"
+        "from mcp_sync.protocol._convert import from_wire\n"
         "from mcp_sync.errors import InvalidParams\n"
         "try:\n"
         "    from_wire({'method': 'x'}, types.ClientRequest)\n"

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcp_sync._threads import ThreadGroup, WorkerPool
+from mcp_sync.engine._threads import ThreadGroup, WorkerPool
 
 WAIT = 10.0
 # How long a test looks for something that must not happen (an event not set).

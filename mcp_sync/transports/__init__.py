@@ -1,4 +1,11 @@
-"""Transports move whole JSON-RPC messages and know nothing of MCP methods."""
+"""Transports move whole JSON-RPC messages and know nothing of MCP methods.
+
+Owns :class:`Transport` (read, write and close of whole messages), the in-memory pair
+and stdio (a child process, or this process's stdin/stdout). A transport must never
+import server/ or client/ code (tests/test_layout.py checks it); ``http_server`` and
+``http_client`` here are the documented public entry points, thin re-exports of
+``server/http`` and ``client/http``.
+"""
 
 from typing import TYPE_CHECKING, Any
 

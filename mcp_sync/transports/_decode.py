@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..jsonrpc import Incoming, decode
+from ..protocol._jsonrpc import Incoming, decode
 
 __all__ = ["decode_frame"]
 

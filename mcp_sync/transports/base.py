@@ -6,7 +6,7 @@ import abc
 import threading
 from collections.abc import Callable, Sequence
 
-from ..jsonrpc import Incoming, Message, RequestId
+from ..protocol._jsonrpc import Incoming, Message, RequestId
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Pusher", "Receiver", "Transport"]
 

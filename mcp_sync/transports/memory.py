@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from ..errors import ConnectionClosed, ConnectionLost
-from ..jsonrpc import Incoming, Message, RequestId, encode
+from ..protocol._jsonrpc import Incoming, Message, RequestId, encode
 from ._decode import decode_frame
 from .base import Transport
 

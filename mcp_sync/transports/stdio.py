@@ -28,9 +28,9 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-from .._threads import ThreadGroup
+from ..engine._threads import ThreadGroup
 from ..errors import ConnectionClosed, ConnectionLost, InvalidRequest, RequestTimeout
-from ..jsonrpc import Incoming, Invalid, Message, RequestId, encode
+from ..protocol._jsonrpc import Incoming, Invalid, Message, RequestId, encode
 from ._decode import decode_frame
 from .base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 

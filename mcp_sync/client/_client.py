@@ -1,0 +1,571 @@
+"""The MCP client: a typed, blocking API over one connection to one server.
+
+A :class:`Client` connects and initializes as it is created, so a client you hold is
+always ready. It may be shared by any number of threads; their calls pipeline over the
+one connection. ``*_async`` methods return a ``concurrent.futures.Future`` instead of
+blocking, for code (a GUI event loop) that must not wait; cancelling that Future, from
+any thread, cancels the call at the server.
+
+The typed request methods live in :mod:`mcp_sync.client._requests`; what the client does
+for its server (sampling, roots, notification callbacks) in
+:mod:`mcp_sync.client._handlers`. This module holds the connection itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent import futures
+from concurrent.futures import Executor, Future
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from .. import types
+from .._version import __version__
+from ..engine._engine import Engine, IncomingRequest, ProgressCallback
+from ..engine._threads import ThreadGroup, WorkerPool
+from ..errors import CapabilityError, McpError, RequestTimeout, SessionExpired
+from ..protocol._convert import from_wire, prepare_decoding
+from ..protocol._jsonrpc import Notification
+from ..protocol._session import Role, Session
+from ..protocol._versions import KNOWN_VERSIONS, LATEST_VERSION
+from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
+from ._call_future import CallFuture
+from ._callbacks import on_executor
+from ._handlers import (
+    ClientHandlers,
+    ListChangedCallback,
+    LogCallback,
+    NotificationCallback,
+    ResourceUpdatedCallback,
+    RootLike,
+    SamplingHandler,
+    SamplingRejected,
+    ToolApproval,
+    ToolCallDenied,
+    normalize_roots,
+)
+from ._life import Backoff, Lifeline, track, untrack
+from ._requests import RequestMethods
+
+if TYPE_CHECKING:
+    import requests
+
+__all__ = ["Client", "SamplingRejected", "ToolCallDenied"]
+
+log = logging.getLogger("mcp_sync.client")
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 60.0
+#: However often progress pushes a call's deadline back, it ends after this (AMBIG-21).
+DEFAULT_MAX_TIMEOUT = 600.0
+
+
+class Client(RequestMethods, Lifeline):
+    """A connection to one MCP server, initialized and ready to use.
+
+    Most code creates one with :meth:`stdio` or :meth:`http`; any
+    :class:`~mcp_sync.transports.Transport` (or a function that makes one) works with the
+    constructor. Use it as a context manager, or call :meth:`close`; a client left open
+    is closed at interpreter exit.
+
+    Args:
+        transport: the connection to the server, or a function that makes a new one
+            (needed for ``reconnect``).
+        name: our ``clientInfo.name``.
+        version: our ``clientInfo.version``.
+        timeout: the default timeout of every call, in seconds.
+        max_timeout: the longest any call may run while progress keeps extending it.
+        sampling_handler: answers the server's ``sampling/createMessage`` requests, as
+            ``fn(params: types.CreateMessageRequestParams)`` returning a
+            ``types.CreateMessageResult`` or a dict in its wire shape. Raise
+            :class:`SamplingRejected` when the user refuses, or any
+            :class:`~mcp_sync.errors.RpcError` to send that error. The ``sampling``
+            capability is declared only when a handler is given (CAPS-4).
+        roots: the ``file://`` roots the server may work in, as ``types.Root`` objects,
+            ``{"uri": ..., "name": ...}`` dicts, URI strings or paths. None (the
+            default) declares no roots; ``[]`` declares roots, none yet, so that
+            :meth:`set_roots` can add some later.
+        on_log: called as ``fn(params: types.LoggingMessageNotificationParams)`` for
+            each log message the server sends (see :meth:`set_logging_level`).
+        on_resource_updated: called as ``fn(uri)`` when a subscribed resource changed.
+        on_list_changed: called as ``fn(kind)`` with ``"tools"``, ``"resources"`` or
+            ``"prompts"`` when the server says that list changed.
+        on_notification: called as ``fn(method, params)`` for every notification from
+            the server, after the typed callback for it if there is one.
+        approve_tool_call: called as ``fn(name, arguments)`` before every tool call;
+            returning False raises :class:`ToolCallDenied` and sends nothing (GEN-5).
+        callback_executor: where every callback runs: the completion of ``*_async``
+            futures, ``on_progress``, ``on_log`` and the other notification callbacks,
+            and the sampling handler. Give a GUI toolkit's (:mod:`mcp_sync.gui` has
+            them for Tk and Qt) and none of them runs on another thread. By default
+            they run on threads of the client's.
+        max_workers: how many server requests (sampling, roots) are served at once.
+        protocol_version: the version to offer (VERSION-1); by default our newest. The
+            client accepts that version or an older one it knows.
+        reconnect: when the server is lost, connect again (a new transport from
+            ``transport``, a new ``initialize``) at the next call, instead of failing
+            every later call. Calls in flight at the loss still fail; they are never
+            repeated. See docs/reliability.md.
+        reconnect_delay: after a failed attempt to reconnect, wait this long before the
+            next; doubled after each further failure, with jitter.
+        max_reconnect_delay: the longest wait between two attempts to reconnect.
+
+    Notification callbacks run one at a time on a thread of the client's (or on
+    ``callback_executor``), in the order the server sent the notifications; one that
+    raises is logged and the rest go on.
+
+    Raises:
+        ValueError: a root is not a ``file://`` URI (ROOTS-3), the version is unknown,
+            or ``reconnect`` is asked for with a transport rather than a function.
+        ProtocolVersionError: the server speaks no version we do; it was disconnected.
+        ConnectionLost: the server went away during initialization.
+        RequestTimeout: the server did not answer ``initialize`` within ``timeout``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport | Callable[[], Transport],
+        *,
+        name: str = "mcp-sync",
+        version: str = __version__,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_timeout: float = DEFAULT_MAX_TIMEOUT,
+        sampling_handler: SamplingHandler | None = None,
+        roots: Iterable[RootLike] | None = None,
+        on_log: LogCallback | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
+        on_list_changed: ListChangedCallback | None = None,
+        on_notification: NotificationCallback | None = None,
+        approve_tool_call: ToolApproval | None = None,
+        callback_executor: Executor | None = None,
+        max_workers: int = 4,
+        protocol_version: str = LATEST_VERSION,
+        reconnect: bool = False,
+        reconnect_delay: float = 0.5,
+        max_reconnect_delay: float = 30.0,
+    ) -> None:
+        if protocol_version not in KNOWN_VERSIONS:
+            raise ValueError(f"unknown protocol version {protocol_version!r}; "
+                             f"known: {', '.join(KNOWN_VERSIONS)}")
+        self._connect: Callable[[], Transport] | None = None
+        if isinstance(transport, Transport) or not callable(transport):
+            if reconnect:
+                raise ValueError("reconnect=True needs a way to connect again: pass a "
+                                 "function that returns a new transport")
+        else:
+            self._connect = transport
+        self._reconnect = reconnect
+        self._backoff = Backoff(reconnect_delay, max_reconnect_delay)
+        self.timeout = timeout
+        self.max_timeout = max_timeout
+        self._handlers = ClientHandlers(
+            sampling_handler=sampling_handler, roots=roots, on_log=on_log,
+            on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
+            on_notification=on_notification, callback_executor=callback_executor)
+        self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
+        self._approve_tool_call = approve_tool_call
+        self._callback_executor = callback_executor
+        self._info = types.Implementation(name=name, version=version)
+        self._versions = KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1]
+        self._max_workers = max_workers
+        self._threads = ThreadGroup("client-callbacks")
+        self._callbacks = WorkerPool(self._threads, "callbacks", 1)
+        self._init_result: types.InitializeResult | None = None
+        self._generation = 0  # counts sessions, so one expiry starts one new session
+        self._renew_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._life_lock = threading.Lock()
+        self._closing = False
+        self._closed_event = threading.Event()
+        self._inherited: Engine | None = None  # the parent's, in the child of a fork
+        self._pid = os.getpid()
+        self._log_level: dict[str, Any] | None = None
+        self._subscriptions: dict[Any, dict[str, Any]] = {}
+        first = self._connect() if self._connect is not None else transport
+        assert isinstance(first, Transport) or not callable(first)
+        try:
+            self._engine = self._new_engine(first)
+        except BaseException:
+            first.close()
+            raise
+        self._engine.start()
+        try:
+            self._initialize()
+        except BaseException:
+            self.close()
+            raise
+        track(self)
+
+    def _new_engine(self, transport: Transport) -> Engine:
+        session = Session(
+            Role.CLIENT, info=self._info, capabilities=self._handlers.capabilities(),
+            served_methods=self._handlers.served_methods(), versions=self._versions)
+        made: list[Engine] = []
+        made.append(Engine(
+            transport, session, handle_request=self._handle_request,
+            handle_notification=self._notification, max_workers=self._max_workers,
+            name="client", on_lost=lambda error: self._connection_lost(made, error)))
+        return made[0]
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: IO[Any] | int | None = None,
+        close_timeout: float = 2.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        **options: Any,
+    ) -> Client:
+        """Start a server as a child process and connect to it over its stdin/stdout.
+
+        Args:
+            command: the program, or the program and its arguments as a list.
+            args: more arguments, after those in ``command``.
+            env: environment variables for the server, over ours (see ``inherit_env``).
+            inherit_env: False to give the server only ``env``.
+            cwd: the server's working directory.
+            stderr: where the server's stderr goes: by default each line is logged to
+                the ``mcp_sync.stdio.stderr`` logger; or a file, or ``subprocess.DEVNULL``.
+            close_timeout: on close, seconds to wait after closing the server's stdin, and
+                again after SIGTERM, before escalating to SIGTERM and SIGKILL.
+            max_message_size: the largest message accepted from the server, in bytes.
+            options: passed on to :class:`Client` (``timeout``, ``name``,
+                ``reconnect``, ...). With ``reconnect=True`` a server that exited is
+                started again at the next call.
+
+        Example::
+
+            with Client.stdio(["python", "server.py"]) as client:
+                print(client.call_tool("add", {"a": 1, "b": 2}).content[0].text)
+        """
+        from ..transports.stdio import StdioClientTransport
+
+        argv = [command] if isinstance(command, str) else list(command)
+
+        def connect() -> Transport:
+            return StdioClientTransport(
+                [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
+                close_timeout=close_timeout, max_message_size=max_message_size)
+
+        return cls(connect, **options)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http_timeout: float = 30.0,
+        read_timeout: float | None = 300.0,
+        session_factory: Callable[[], requests.Session] | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        legacy_fallback: bool = True,
+        listen: bool = True,
+        **options: Any,
+    ) -> Client:
+        """Connect to a server over Streamable HTTP (or the older HTTP+SSE transport).
+
+        Args:
+            url: the server's MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
+            headers: sent with every request (``Authorization: Bearer ...``).
+            http_timeout: the connect timeout, in seconds.
+            read_timeout: the longest silence on an answer or a stream.
+            session_factory: builds each ``requests.Session`` (proxies, certificates).
+            max_message_size: the largest answer or event accepted, in bytes.
+            legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
+                refuses ``initialize`` with 400, 404 or 405 (HTTP-37).
+            listen: open the GET stream for messages the server sends on its own.
+            options: passed on to :class:`Client` (``timeout``, ``name``, handlers,
+                ``reconnect``...). With ``reconnect=True`` a server that could not be
+                reached is connected to again, in a new session, at the next call.
+
+        Raises:
+            HttpError: the server refused with an HTTP error status (401, 403, ...).
+            ConnectionLost: the server cannot be reached.
+            ProtocolVersionError: the server speaks no version we do.
+
+        See docs/http.md for sessions, resumption and session renewal.
+        """
+        from .http._transport import HttpClientTransport
+
+        def connect() -> Transport:
+            return HttpClientTransport(
+                url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
+                session_factory=session_factory, max_message_size=max_message_size,
+                legacy_fallback=legacy_fallback, listen=listen)
+
+        return cls(connect, **options)
+
+    # --- life ------------------------------------------------------------------------------
+
+    def _initialize(self, engine: Engine | None = None, timeout: float | None = None) -> None:
+        engine = self._engine if engine is None else engine
+        timeout = self.timeout if timeout is None else timeout
+        future = engine.start_request(
+            lambda session: session.initialize_request(), timeout=timeout)
+        # While the server starts (a spawned one takes a hundred milliseconds and more),
+        # not once its answer is here.
+        prepare_decoding(types.InitializeResult)
+        result = self._wait(future, timeout)
+        self._init_result = from_wire(result, types.InitializeResult)
+        engine.notify("notifications/initialized")
+
+    def close(self) -> None:
+        """Disconnect (for stdio: stop the server process); idempotent, any thread.
+
+        Calls still waiting fail with :class:`~mcp_sync.errors.ConnectionClosed`. A
+        client still open when the interpreter exits is closed then.
+        """
+        with self._life_lock:
+            self._closing = True
+            engine = self._engine
+        self._closed_event.set()
+        untrack(self)
+        if engine is not self._inherited:  # never what belongs to the parent of a fork
+            engine.close()
+        self._callbacks.close()
+        self._threads.join(5.0)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called, or once the server left a client that does
+        not reconnect (or was inherited by the child of a fork)."""
+        if self._closing:
+            return True
+        return not self._reconnect and (
+            self._engine is self._inherited or self._engine.closed)
+
+    # --- what the server said at initialization ---------------------------------------------
+
+    @property
+    def server_info(self) -> types.Implementation:
+        """The server's name and version."""
+        assert self._init_result is not None
+        return self._init_result.server_info
+
+    @property
+    def server_capabilities(self) -> types.ServerCapabilities:
+        """What the server declared it supports."""
+        assert self._init_result is not None
+        return self._init_result.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions for using it, if it gave any (LIFECYCLE-8)."""
+        assert self._init_result is not None
+        return self._init_result.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version agreed at initialization."""
+        version = self._engine.session.negotiated_version
+        assert version is not None
+        return version
+
+    # --- requests --------------------------------------------------------------------------
+
+    def send_request_async(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout: float | None = None,
+                           on_progress: ProgressCallback | None = None) -> Future[dict[str, Any]]:
+        """Send any request and return a Future of its raw result (the low-level API).
+
+        The Future fails with the error the server answered, or with RequestTimeout,
+        ConnectionLost or ConnectionClosed. Its ``cancel()`` cancels the request: the
+        server is sent ``notifications/cancelled`` and whoever waits on the Future gets
+        :class:`~mcp_sync.errors.RequestCancelled`.
+
+        Raises:
+            CapabilityError: the server did not declare what ``method`` needs (CAPS-5).
+            ConnectionClosed, ConnectionLost: the connection is over.
+        """
+        return self._typed_async(self._send(method, params, timeout, on_progress), _same)
+
+    def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
+              on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
+        # The engine's own Future: completed on the reader thread, so never handed out.
+        return self._engine_for(timeout).request(
+            method, params, timeout=self.timeout if timeout is None else timeout,
+            on_progress=on_executor(self._callback_executor, on_progress, "on_progress"),
+            max_timeout=self.max_timeout)
+
+    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                     timeout: float | None = None,
+                     on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """Send any request and block for its raw result (the low-level API).
+
+        Raises:
+            RpcError: the server answered with an error (the most specific subclass).
+            RequestTimeout: no answer within ``timeout``; the request was cancelled.
+            ConnectionLost: the server went away. ConnectionClosed: we closed.
+            CapabilityError: the server did not declare what ``method`` needs.
+        """
+        timeout = self.timeout if timeout is None else timeout
+        generation = self._generation
+        try:
+            result = self._wait(self._send(method, params, timeout, on_progress), timeout)
+        except SessionExpired:
+            # HTTP-35: the server forgot our session. Start a new one; repeat only calls
+            # that cannot change anything at the server.
+            self._renew_session(generation)
+            if method not in _SAFE_TO_REPEAT:
+                raise
+            result = self._wait(self._send(method, params, timeout, on_progress), timeout)
+        if method in _SESSION_STATE:
+            self._remember(method, params or {})
+        return result
+
+    def _remember(self, method: str, params: dict[str, Any]) -> None:
+        # What the server keeps per session, so that a renewed session gets it back.
+        with self._state_lock:
+            if method == "logging/setLevel":
+                self._log_level = params
+            elif method == "resources/subscribe":
+                self._subscriptions[params.get("uri")] = params
+            else:
+                self._subscriptions.pop(params.get("uri"), None)
+
+    def _renew_session(self, generation: int) -> None:
+        with self._renew_lock:
+            if self._generation != generation:
+                return  # another thread already started the new session
+            log.info("the server ended our session; initializing a new one")
+            self._engine.restart_session(SessionExpired("the server ended the session"))
+            self._initialize()
+            self._generation += 1
+            self._restore_session_state()
+
+    def _restore_session_state(self) -> None:
+        # The new session starts with the server's defaults: ask again for the log level
+        # and the subscriptions the old one had. Never through send_request, which could
+        # renew again from inside a renewal.
+        with self._state_lock:
+            state = [("resources/subscribe", params) for params in self._subscriptions.values()]
+            if self._log_level is not None:
+                state.insert(0, ("logging/setLevel", self._log_level))
+        for method, params in state:
+            try:
+                # On this engine only: a loss now is met by the next call.
+                self._wait(self._engine.request(method, params, timeout=self.timeout),
+                           self.timeout)
+            except McpError as exc:
+                log.warning("could not restore %s %s in the new session: %s",
+                            method, params, exc)
+
+    def _wait(self, future: Future[dict[str, Any]], timeout: float) -> dict[str, Any]:
+        # The engine's watchdog ends every call at its deadline; the margin only guards
+        # against the watchdog itself being gone.
+        try:
+            return future.result(max(timeout, self.max_timeout) + 5.0)
+        except (TimeoutError, futures.TimeoutError) as exc:  # the same class from 3.11
+            if isinstance(exc, McpError):
+                raise
+            raise RequestTimeout("no answer from the server") from None
+
+    def _typed_async(self, future: Future[dict[str, Any]],
+                     convert: Callable[[dict[str, Any]], T]) -> Future[T]:
+        # Cancelling the Future handed out cancels the call (and tells the server), on
+        # the connection it was sent on.
+        engine = self._engine
+        outer: CallFuture[T] = CallFuture(
+            lambda: engine.cancel(future, "cancelled by the client"))
+
+        def transfer(done: Future[dict[str, Any]]) -> None:
+            if not outer.set_running_or_notify_cancel():
+                return
+            error = done.exception()
+            if error is not None:
+                outer.set_exception(error)
+                return
+            try:
+                outer.set_result(convert(done.result()))
+            except Exception as exc:
+                outer.set_exception(exc)
+
+        def dispatch(done: Future[dict[str, Any]]) -> None:
+            # Never run user callbacks on the reader thread that completed ``done``.
+            try:
+                if self._callback_executor is not None:
+                    self._callback_executor.submit(transfer, done)
+                    return
+                if self._callbacks.submit(transfer, done):
+                    return
+            except RuntimeError:  # the executor was shut down: complete here rather than never
+                log.warning("callback executor refused work; completing on the reader thread")
+            transfer(done)
+
+        future.add_done_callback(dispatch)
+        return outer
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification to the server (the low-level API)."""
+        self._engine_for(None).notify(method, params)
+
+    # --- roots -----------------------------------------------------------------------------
+
+    @property
+    def roots(self) -> list[types.Root]:
+        """The roots offered to the server now (empty if the client offers none)."""
+        return list(self._handlers.roots)
+
+    def set_roots(self, roots: Iterable[RootLike]) -> None:
+        """Replace the roots offered to the server and tell it they changed (ROOTS-4).
+
+        The server is sent ``notifications/roots/list_changed`` when the new roots differ
+        from the old ones; it then asks for them with ``roots/list``.
+
+        Args:
+            roots: ``types.Root`` objects, ``{"uri": ..., "name": ...}`` dicts,
+                ``file://`` URI strings or paths, as for the constructor.
+
+        Raises:
+            ValueError: a root is not a ``file://`` URI (ROOTS-3); nothing changed.
+            CapabilityError: the client was created without ``roots`` and so never
+                declared them; create it with ``roots=[]`` to add roots later.
+            ConnectionClosed, ConnectionLost: the connection is over (the roots were
+                replaced, but the server could not be told).
+        """
+        if not self._handlers.offers_roots:
+            raise CapabilityError("this client declared no roots; create it with "
+                                  "roots=[] to offer roots later")
+        if self._handlers.replace_roots(normalize_roots(roots)):
+            self._engine_for(None).notify("notifications/roots/list_changed")
+
+    # --- from the server -------------------------------------------------------------------
+
+    def _handle_request(self, incoming: IncomingRequest) -> dict[str, Any] | None:
+        return self._handlers.serve(incoming)
+
+    def _notification(self, notification: Notification) -> None:
+        self._deliver(notification)
+
+
+#: Requests repeated once in a new session (HTTP-35): they change nothing at the server,
+#: or set what the new session lacks and the caller asked for.
+_SAFE_TO_REPEAT = frozenset({
+    "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
+    "prompts/list", "prompts/get", "completion/complete",
+    "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+})
+
+
+#: Requests whose effect lasts for the session; repeated in a new one (HTTP-35).
+_SESSION_STATE = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
+
+def _same(result: dict[str, Any]) -> dict[str, Any]:
+    return result
+

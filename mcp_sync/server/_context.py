@@ -1,0 +1,255 @@
+"""The :class:`Context` handed to tool, resource and prompt functions that ask for one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import types
+from ..protocol._convert import from_wire, to_wire
+from ..protocol._jsonrpc import RequestId
+
+if TYPE_CHECKING:
+    from ..engine._engine import IncomingRequest
+    from ._server import Server, ServerConnection
+
+__all__ = ["Context"]
+
+
+class Context:
+    """What a function can know and do about the request it is serving.
+
+    Declare a parameter annotated ``Context`` (any name) on a tool, resource or prompt
+    function and the server passes one in; it never appears in a schema. Every method is
+    safe to call from any thread the function starts.
+
+    Example::
+
+        @server.tool()
+        def summarise(path: str, ctx: Context) -> str:
+            ctx.info(f"summarising {path}")
+            text = ctx.read_resource(f"file:///{path}")[0].text
+            return ctx.sample(f"Summarise:\\n{text}", max_tokens=200).content.text
+    """
+
+    def __init__(self, connection: ServerConnection, incoming: IncomingRequest) -> None:
+        self._connection = connection
+        self._incoming = incoming
+
+    # --- the request ------------------------------------------------------------------------
+
+    @property
+    def request_id(self) -> RequestId:
+        """The JSON-RPC id of the request being served."""
+        return self._incoming.id
+
+    @property
+    def method(self) -> str:
+        """The method of the request being served (``tools/call``, ``resources/read``...)."""
+        return self._incoming.method
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled the request or the connection ended.
+
+        Check it in long loops and stop early; whatever the function returns after a
+        cancellation is discarded (CANCEL-4).
+        """
+        return self._incoming.cancelled.is_set()
+
+    def wait_cancelled(self, timeout: float | None = None) -> bool:
+        """Block until the request is cancelled or ``timeout`` passes; True if cancelled.
+
+        Use it instead of ``time.sleep`` in a function that waits: it wakes at once on
+        cancellation.
+        """
+        return self._incoming.cancelled.wait(timeout)
+
+    @property
+    def progress_token(self) -> str | int | None:
+        """The client's progress token, or None if it did not ask for progress."""
+        return self._incoming.progress_token
+
+    def report_progress(self, progress: float, total: float | None = None,
+                        message: str | None = None) -> bool:
+        """Tell the client how far along the request is.
+
+        A no-op (returning False) when the client did not ask for progress, when
+        ``progress`` does not exceed the previous value (PROGRESS-4), or once the request
+        is answered or cancelled (PROGRESS-6).
+        """
+        return self._incoming.report_progress(progress, total, message)
+
+    # --- the connection ---------------------------------------------------------------------
+
+    @property
+    def connection(self) -> ServerConnection:
+        """The client connection the request came on."""
+        return self._connection
+
+    @property
+    def server(self) -> Server:
+        """The server serving the request."""
+        return self._connection.server
+
+    @property
+    def client_info(self) -> types.Implementation | None:
+        """The client's name and version from ``initialize``."""
+        return self._connection.client_info
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities | None:
+        """What the client declared in ``initialize``."""
+        return self._connection.client_capabilities
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version agreed with the client."""
+        return self._connection.protocol_version
+
+    # --- logging ----------------------------------------------------------------------------
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> bool:
+        """Send a log message to the client, as part of this request.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            data: any JSON value (a string, a dict...); other objects are sent as their
+                JSON form or their ``str()``. Never put secrets here (LOGGING-7).
+            logger: a name for the source of the message.
+
+        Returns:
+            True if sent; False if the client's level filters it out or the client does
+            not take logs.
+
+        Raises:
+            ValueError: ``level`` is not one of the names above.
+        """
+        return self._connection.log(level, data, logger, related_to=self._incoming.id)
+
+    def debug(self, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``debug``."""
+        return self.log("debug", data, logger)
+
+    def info(self, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``info``."""
+        return self.log("info", data, logger)
+
+    def warning(self, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``warning``."""
+        return self.log("warning", data, logger)
+
+    def error(self, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` at level ``error``."""
+        return self.log("error", data, logger)
+
+    # --- requests to the client -------------------------------------------------------------
+
+    def send_request(self, method: str, params: dict[str, Any] | None = None, *,
+                     timeout: float | None = None) -> dict[str, Any]:
+        """Send a request to the client and block for its result (nested requests work).
+
+        Raises:
+            CapabilityError: the client did not declare what ``method`` needs.
+            RpcError: the client answered with an error.
+            RequestTimeout: no answer within ``timeout`` (the server's default if None).
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
+        """
+        return self._connection.send_request(method, params, timeout=timeout,
+                                             related_to=self._incoming.id)
+
+    def sample(
+        self,
+        messages: str | Iterable[Any],
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: types.ModelPreferences | Mapping[str, Any] | Sequence[str]
+        | str | None = None,
+        include_context: types.IncludeContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client to run its model (``sampling/createMessage``) and wait for it.
+
+        Args:
+            messages: a prompt string (one user message), or a list whose elements are
+                :class:`~mcp_sync.types.SamplingMessage`, ``(role, content)`` tuples, or
+                strings, :class:`~mcp_sync.content.Image` or
+                :class:`~mcp_sync.content.Audio` for user messages.
+            max_tokens: the most tokens the model may produce.
+            system_prompt: a system prompt the client may use (or change, SAMPLING-6).
+            temperature: the sampling temperature.
+            stop_sequences: texts that end generation.
+            model_preferences: :class:`~mcp_sync.types.ModelPreferences`, its wire dict,
+                or model name hints in order of preference (``["claude-3-5", "gpt-4o"]``).
+            include_context: ``"none"``, ``"thisServer"`` or ``"allServers"``.
+            metadata: provider-specific parameters.
+            timeout: seconds to wait; the server's default if None. A person may be
+                reviewing the request (SAMPLING-7), so allow for that.
+
+        Returns:
+            The generated message, the model that made it and why it stopped.
+
+        Raises:
+            CapabilityError: the client did not declare ``sampling``; nothing was sent.
+            RpcError: the client refused or failed (a user rejection is often code -1).
+            RequestTimeout: no answer in time; the request was cancelled at the client.
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
+            TypeError: a message holds something other than text, image or audio.
+        """
+        from ._content import to_sampling_messages
+
+        params = types.CreateMessageRequestParams(
+            messages=to_sampling_messages(messages),
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            include_context=include_context,
+            temperature=temperature,
+            stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
+            metadata=dict(metadata) if metadata is not None else None,
+            model_preferences=_model_preferences(model_preferences),
+        )
+        raw = self.send_request("sampling/createMessage", to_wire(params), timeout=timeout)
+        return from_wire(raw, types.CreateMessageResult)
+
+    def list_roots(self, *, timeout: float | None = None) -> list[types.Root]:
+        """The client's roots (``roots/list``): the directories the user lets us work in.
+
+        Raises:
+            CapabilityError: the client did not declare ``roots``; nothing was sent.
+            RpcError: the client failed.
+            RequestTimeout: no answer in time.
+            RequestCancelled: the request being served was cancelled (or ended)
+                while waiting; the nested request was cancelled at the client.
+        """
+        return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
+
+    # --- our own resources ------------------------------------------------------------------
+
+    def read_resource(self, uri: str) -> list[types.ResourceContents]:
+        """Read one of this server's own resources, as a client's ``resources/read`` would.
+
+        Raises:
+            ResourceNotFound: no resource or template matches ``uri``.
+            RpcError: the resource function raised one.
+            Exception: whatever else the resource function raised, unchanged.
+        """
+        from ._handlers import read_contents
+
+        return read_contents(self._connection, self._incoming, uri, internal=True)
+
+
+def _model_preferences(value: types.ModelPreferences | Mapping[str, Any] | Sequence[str]
+                       | str | None) -> types.ModelPreferences | None:
+    if value is None or isinstance(value, types.ModelPreferences):
+        return value
+    if isinstance(value, Mapping):
+        return from_wire(dict(value), types.ModelPreferences)
+    names = [value] if isinstance(value, str) else list(value)
+    return types.ModelPreferences(hints=[types.ModelHint(name=name) for name in names])

@@ -1,0 +1,585 @@
+"""The MCP server: decorators register features, connections serve them.
+
+A :class:`Server` holds what is registered: tools, resources and resource templates,
+prompts with their completers. Each client connection is a :class:`ServerConnection`
+with its own session, engine, log level and resource subscriptions;
+:meth:`Server.run_stdio` serves one over stdin/stdout, :meth:`Server.connect` one over
+any transport. The request handlers live in :mod:`mcp_sync.server._handlers`, the ways
+of serving (stdio, HTTP) in :mod:`mcp_sync.server._serving`.
+
+Capabilities (CAPS-3) are fixed per connection when it starts: ``tools``, ``resources``
+and ``prompts`` are declared if something of that kind is registered then, and
+``completions`` if a completer is. The constructor's flags override that: ``True``
+declares a feature even while nothing is registered (for servers that add features
+while clients are connected), ``False`` never declares it. ``logging`` is declared
+unless ``logging=False``, because any function can log through its Context.
+"""
+
+from __future__ import annotations
+
+import logging as _logging_module
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar, overload
+
+from .. import types
+from ..transports.base import Transport
+from ._connection import ServerConnection
+from ._content import json_safe
+from ._context import Context
+from ._features import (
+    AnnotationsSpec,
+    CompleteSpec,
+    RegisteredPrompt,
+    RegisteredResource,
+    RegisteredTemplate,
+    RegisteredTool,
+    check_decorator_argument,
+    make_prompt,
+    make_resource,
+    make_template,
+    make_tool,
+)
+from ._handlers import FEATURE_METHODS, HANDLERS
+from ._logging import McpLogHandler, check_level
+from ._serving import Serving
+from ._uri_template import is_template
+
+__all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
+
+log = _logging_module.getLogger("mcp_sync.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+RootsCallback = Callable[[ServerConnection], None]
+#: Called with the request's Context; the context manager it returns encloses the call.
+CallHook = Callable[[Context], AbstractContextManager[object]]
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class Server(Serving):
+    """An MCP server.
+
+    Args:
+        name: the ``serverInfo.name`` clients see.
+        version: the ``serverInfo.version`` clients see.
+        instructions: text telling clients (and their models) how to use the server.
+        page_size: how many items each page of a ``*/list`` result holds.
+        max_workers: how many requests one connection serves at once.
+        idle_thread_timeout: seconds a connection's worker (or notification) thread
+            waits for work before it ends; the next request starts one again. Idle
+            clients then cost no threads beyond their connection's own.
+        timeout: the default timeout, in seconds, of requests the server sends.
+        log_level: the least severe log level a client receives until it sends
+            ``logging/setLevel`` (LOGGING-5).
+        log_rate_limit: the most log messages a second sent to one client, in bursts of
+            as many; the rest are dropped (LOGGING-8). None (the default) sets no limit.
+        tools: declare the ``tools`` capability: None (the default) if a tool is
+            registered when a client connects, True always, False never.
+        resources: the same for ``resources`` (with ``subscribe`` and ``listChanged``).
+        prompts: the same for ``prompts``.
+        completions: the same for ``completions``, which None declares when a prompt or
+            resource template has a completer.
+        logging: declare ``logging`` (True by default); with False, log messages are
+            never sent.
+
+    Example::
+
+        server = Server("demo", version="1.0.0")
+
+        @server.tool()
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        server.run_stdio()
+    """
+
+    def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None,
+                 page_size: int = 100, max_workers: int = 16,
+                 idle_thread_timeout: float = 30.0,
+                 timeout: float = DEFAULT_TIMEOUT, log_level: types.LoggingLevel = "info",
+                 log_rate_limit: float | None = None,
+                 tools: bool | None = None, resources: bool | None = None,
+                 prompts: bool | None = None, completions: bool | None = None,
+                 logging: bool = True) -> None:
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.page_size = page_size
+        self.max_workers = max_workers
+        if idle_thread_timeout <= 0:
+            raise ValueError("idle_thread_timeout must be positive")
+        self.idle_thread_timeout = idle_thread_timeout
+        self.timeout = timeout
+        self.log_level: types.LoggingLevel = check_level(log_level)
+        if log_rate_limit is not None and log_rate_limit <= 0:
+            raise ValueError("log_rate_limit must be positive")
+        self.log_rate_limit = log_rate_limit
+        self._declare: dict[str, bool | None] = {
+            "tools": tools, "resources": resources, "prompts": prompts,
+            "completions": completions, "logging": logging,
+        }
+        self._tools: dict[str, RegisteredTool] = {}
+        self._resources: dict[str, RegisteredResource] = {}
+        self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, RegisteredPrompt] = {}
+        self._roots_callbacks: list[RootsCallback] = []
+        self._call_hooks: tuple[CallHook, ...] = ()
+        self._lock = threading.Lock()
+        self._connections: set[ServerConnection] = set()
+        self._handlers = dict(HANDLERS)
+
+    # --- tools -----------------------------------------------------------------------------
+
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
+    def tool(self, name: str | None = None, *, description: str | None = None,
+             annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             ) -> Callable[[F], F]: ...
+
+    def tool(self, name: str | F | None = None, *, description: str | None = None,
+             annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             ) -> F | Callable[[F], F]:
+        """Register the decorated function as a tool and return it unchanged.
+
+        Written ``@server.tool`` or ``@server.tool()``, or with options
+        (``@server.tool("name", description=...)``). The input schema comes from the
+        type hints, the description from the docstring; see :meth:`add_tool`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
+        """
+        if callable(name):
+            self.add_tool(name, description=description, annotations=annotations)
+            return name
+        check_decorator_argument("tool", name)
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, name=name, description=description, annotations=annotations)
+            return fn
+        return register
+
+    def add_tool(self, fn: Callable[..., Any], *, name: str | None = None,
+                 description: str | None = None,
+                 annotations: types.ToolAnnotations | Mapping[str, Any] | None = None) -> None:
+        """Register ``fn`` as a tool (replacing any tool of the same name).
+
+        Connected clients are sent ``notifications/tools/list_changed``.
+
+        Args:
+            fn: a plain function. Its parameters, with their type hints, become the input
+                schema; a parameter annotated :class:`~mcp_sync.Context` receives the
+                request's context instead. Arguments are validated and converted before
+                the call. What it returns becomes the result's content (see
+                ``docs/server.md``); an exception it raises becomes an ``isError`` result.
+            name: the tool's name; the function's name by default.
+            description: the tool's description; the docstring by default.
+            annotations: :class:`~mcp_sync.types.ToolAnnotations`, or a dict in the wire
+                shape (``{"readOnlyHint": True}``).
+
+        Raises:
+            TypeError: the function is a coroutine function or has a type hint that
+                cannot be turned into a schema.
+        """
+        registered = make_tool(fn, name=name, description=description, annotations=annotations)
+        with self._lock:
+            self._tools[registered.tool.name] = registered
+        self._broadcast("notifications/tools/list_changed")
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool; connected clients are told the list changed.
+
+        Raises:
+            KeyError: no tool has that name.
+        """
+        with self._lock:
+            del self._tools[name]
+        self._broadcast("notifications/tools/list_changed")
+
+    @property
+    def tools(self) -> list[types.Tool]:
+        """The tools registered now, in registration order."""
+        with self._lock:
+            return [registered.tool for registered in self._tools.values()]
+
+    # --- resources -------------------------------------------------------------------------
+
+    def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, annotations: AnnotationsSpec = None,
+                 complete: CompleteSpec | None = None) -> Callable[[F], F]:
+        """Register the decorated function as a resource, or a resource template if
+        ``uri`` has ``{variables}``; the function is returned unchanged.
+
+        See :meth:`add_resource` and :meth:`add_resource_template`.
+
+        Example::
+
+            @server.resource("config://app")
+            def config() -> dict: ...
+
+            @server.resource("users://{user_id}/profile")
+            def profile(user_id: int) -> dict: ...
+
+        Raises:
+            TypeError: ``uri`` is not a string: the decorator was written without its
+                URI (``@server.resource`` instead of ``@server.resource("config://app")``).
+        """
+        check_decorator_argument("resource", uri)
+
+        def register(fn: F) -> F:
+            if is_template(uri):
+                self.add_resource_template(fn, uri, name=name, description=description,
+                                           mime_type=mime_type, annotations=annotations,
+                                           complete=complete)
+            else:
+                if complete is not None:
+                    raise ValueError(f"resource {uri!r} has a fixed URI: nothing to complete")
+                self.add_resource(fn, uri, name=name, description=description,
+                                  mime_type=mime_type, annotations=annotations)
+            return fn
+        return register
+
+    def add_resource(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
+                     description: str | None = None, mime_type: str | None = None,
+                     annotations: AnnotationsSpec = None) -> None:
+        """Register ``fn`` as the reader of the resource at ``uri`` (replacing any other).
+
+        Connected clients are sent ``notifications/resources/list_changed``.
+
+        Args:
+            fn: a plain function taking no arguments, or only a
+                :class:`~mcp_sync.Context`. It returns ``str`` (text), ``bytes`` (a
+                base64 blob), :class:`~mcp_sync.content.Image`/``Audio``, a dict or list
+                (JSON text), or :class:`~mcp_sync.types.TextResourceContents` /
+                ``BlobResourceContents`` objects (one or a list). Raise
+                :class:`~mcp_sync.errors.ResourceNotFound` when it has nothing to give.
+            uri: the resource's URI.
+            name: its name; the function's name by default.
+            description: its description; the docstring by default.
+            mime_type: its MIME type; guessed from the URI's extension by default.
+            annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+
+        Raises:
+            TypeError: ``fn`` is a coroutine function or requires arguments.
+            ValueError: ``uri`` is empty.
+        """
+        registered = make_resource(fn, uri, name=name, description=description,
+                                   mime_type=mime_type, annotations=annotations)
+        with self._lock:
+            self._resources[uri] = registered
+        self._broadcast("notifications/resources/list_changed")
+
+    def add_resource_template(self, fn: Callable[..., Any], uri_template: str, *,
+                              name: str | None = None, description: str | None = None,
+                              mime_type: str | None = None, annotations: AnnotationsSpec = None,
+                              complete: CompleteSpec | None = None) -> None:
+        """Register ``fn`` as the reader of every URI matching ``uri_template``.
+
+        The template follows RFC 6570 with ``{name}`` (one path segment) and ``{+name}``
+        (any text, slashes included). Each variable is passed to the function parameter
+        of the same name, converted by its type hint; a URI whose values do not convert
+        does not match, so a later template may. Values with a ``..`` segment never
+        match. Connected clients are sent ``notifications/resources/list_changed``.
+
+        Args:
+            fn: a plain function; returns what :meth:`add_resource` describes.
+            uri_template: e.g. ``users://{user_id}/profile`` or ``file:///{+path}``.
+            name: the template's name; the function's name by default.
+            description: its description; the docstring by default.
+            mime_type: the MIME type every matching resource has, if they share one.
+            annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+            complete: completers for the variables: ``{"user_id": fn}`` where
+                ``fn(typed_prefix)`` returns suggestions, ``{"lang": ["en", "de"]}`` for
+                fixed choices (filtered by prefix), or one ``fn(variable, typed_prefix)``
+                for all of them.
+
+        Raises:
+            TypeError: the function lacks a parameter for a variable, requires one that
+                is not a variable, or is a coroutine function.
+            ValueError: the template uses syntax beyond ``{name}`` and ``{+name}``.
+        """
+        registered = make_template(fn, uri_template, name=name, description=description,
+                                   mime_type=mime_type, annotations=annotations,
+                                   complete=complete)
+        with self._lock:
+            self._templates[uri_template] = registered
+        self._broadcast("notifications/resources/list_changed")
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister the resource with this URI, or the template with this text.
+
+        Raises:
+            KeyError: neither exists.
+        """
+        with self._lock:
+            if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
+                raise KeyError(uri)
+        self._broadcast("notifications/resources/list_changed")
+
+    @property
+    def resources(self) -> list[types.Resource]:
+        """The resources with fixed URIs registered now, in registration order."""
+        with self._lock:
+            return [registered.resource for registered in self._resources.values()]
+
+    @property
+    def resource_templates(self) -> list[types.ResourceTemplate]:
+        """The resource templates registered now, in registration order."""
+        with self._lock:
+            return [registered.template for registered in self._templates.values()]
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
+
+        A subscription to ``a://x`` covers ``a://x`` itself and everything under
+        ``a://x/`` (AMBIG-23); each client is told once, with ``uri``.
+
+        Returns:
+            How many clients were notified.
+        """
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.is_subscribed(uri)
+                   and connection.notify_if_ready("notifications/resources/updated",
+                                                  {"uri": uri}))
+
+    # --- prompts ---------------------------------------------------------------------------
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
+    def prompt(self, name: str | None = None, *, description: str | None = None,
+               complete: CompleteSpec | None = None) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | F | None = None, *, description: str | None = None,
+               complete: CompleteSpec | None = None) -> F | Callable[[F], F]:
+        """Register the decorated function as a prompt and return it unchanged.
+
+        Written ``@server.prompt`` or ``@server.prompt()``, or with options; see
+        :meth:`add_prompt`.
+
+        Raises:
+            TypeError: ``name`` is neither a string nor the function itself.
+        """
+        if callable(name):
+            self.add_prompt(name, description=description, complete=complete)
+            return name
+        check_decorator_argument("prompt", name)
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, description=description, complete=complete)
+            return fn
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None,
+                   description: str | None = None,
+                   complete: CompleteSpec | None = None) -> None:
+        """Register ``fn`` as a prompt (replacing any prompt of the same name).
+
+        Connected clients are sent ``notifications/prompts/list_changed``.
+
+        Args:
+            fn: a plain function whose parameters are the prompt's arguments: required
+                without a default, described by the docstring's ``Args:`` section or
+                ``Annotated[str, "..."]``. Clients send strings; a parameter typed
+                ``int``, ``float``, ``bool`` (or a list or object, as JSON text) gets
+                the converted value. It returns a string (one user message), a
+                ``(role, content)`` tuple, a :class:`~mcp_sync.types.PromptMessage`,
+                content (an :class:`~mcp_sync.content.Image`...), a list of those, or a
+                whole :class:`~mcp_sync.types.GetPromptResult`.
+            name: the prompt's name; the function's name by default.
+            description: its description; the docstring by default.
+            complete: completers for the arguments, as for
+                :meth:`add_resource_template`.
+
+        Raises:
+            TypeError: ``fn`` is a coroutine function or has an unsupported hint.
+            ValueError: ``complete`` names an argument the function does not have.
+        """
+        registered = make_prompt(fn, name=name, description=description, complete=complete)
+        with self._lock:
+            self._prompts[registered.prompt.name] = registered
+        self._broadcast("notifications/prompts/list_changed")
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt; connected clients are told the list changed.
+
+        Raises:
+            KeyError: no prompt has that name.
+        """
+        with self._lock:
+            del self._prompts[name]
+        self._broadcast("notifications/prompts/list_changed")
+
+    @property
+    def prompts(self) -> list[types.Prompt]:
+        """The prompts registered now, in registration order."""
+        with self._lock:
+            return [registered.prompt for registered in self._prompts.values()]
+
+    # --- lookups for the handlers ------------------------------------------------------------
+
+    def _get_tool(self, name: str) -> RegisteredTool | None:
+        with self._lock:
+            return self._tools.get(name)
+
+    def _get_resource(self, uri: str) -> RegisteredResource | None:
+        with self._lock:
+            return self._resources.get(uri)
+
+    def _get_template(self, uri_template: str) -> RegisteredTemplate | None:
+        with self._lock:
+            return self._templates.get(uri_template)
+
+    def _get_templates(self) -> list[RegisteredTemplate]:
+        with self._lock:
+            return list(self._templates.values())
+
+    def _get_prompt(self, name: str) -> RegisteredPrompt | None:
+        with self._lock:
+            return self._prompts.get(name)
+
+    # --- logging and roots -----------------------------------------------------------------
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
+        """Send a log message to every connected client whose level lets it through.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            data: any JSON value; other objects are sent as their JSON form or ``str()``.
+                Never put secrets or personal data here (LOGGING-7).
+            logger: a name for the source of the message.
+
+        Returns:
+            How many clients it was sent to.
+
+        Raises:
+            ValueError: ``level`` is not one of the names above.
+        """
+        check_level(level)
+        data = json_safe(data)
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.log(level, data, logger))
+
+    def logging_handler(self, level: int = _logging_module.NOTSET) -> McpLogHandler:
+        """A :class:`logging.Handler` forwarding Python log records to the clients.
+
+        Records emitted while a request is served go to that request's client; others
+        to all clients. mcp_sync's own records are never forwarded.
+
+        Args:
+            level: the least severe Python level handled.
+
+        Example::
+
+            logging.getLogger().addHandler(server.logging_handler(logging.INFO))
+        """
+        return McpLogHandler(self, level)
+
+    def on_roots_changed(self, fn: RootsCallback) -> RootsCallback:
+        """Register ``fn(connection)`` to run when a client says its roots changed.
+
+        It runs on the connection's notification thread, so it may call
+        ``connection.list_roots()`` (ROOTS-7), but while it runs that client's later
+        notifications wait. Use as a decorator (``@server.on_roots_changed``).
+        """
+        with self._lock:
+            self._roots_callbacks.append(fn)
+        return fn
+
+    def add_call_hook(self, hook: CallHook) -> CallHook:
+        """Run ``hook`` around every request a handler serves, on that handler's thread.
+
+        ``hook(ctx)`` returns a context manager (a ``@contextlib.contextmanager``
+        function, say) entered before each tool call, resource read, prompt, completion
+        or list and exited after it, whatever happened; ``initialize`` and ``ping`` need
+        no handler and get no hook. Hooks nest, the first added outermost. One that
+        raises fails that request with -32603, its traceback logged; the connection goes
+        on. Returns ``hook``, so it works as a decorator. See docs/server.md, and
+        :func:`mcp_sync.django.close_old_connections` for Django's database.
+        """
+        with self._lock:
+            self._call_hooks = (*self._call_hooks, hook)
+        return hook
+
+    def _roots_changed(self, connection: ServerConnection) -> None:
+        with self._lock:
+            callbacks = list(self._roots_callbacks)
+        for callback in callbacks:
+            try:
+                callback(connection)
+            except Exception:
+                log.exception("roots-changed callback %r failed", callback)
+
+    # --- connections -----------------------------------------------------------------------
+
+    def capabilities(self) -> types.ServerCapabilities:
+        """What a client connecting now is told in ``initialize`` (see the module docs)."""
+        with self._lock:
+            completable: list[RegisteredPrompt | RegisteredTemplate] = [
+                *self._prompts.values(), *self._templates.values()]
+            present = {
+                "tools": bool(self._tools),
+                "resources": bool(self._resources or self._templates),
+                "prompts": bool(self._prompts),
+                "completions": any(item.completions.defined for item in completable),
+            }
+        declared = {feature: present.get(feature, False) if flag is None else flag
+                    for feature, flag in self._declare.items()}
+        return types.ServerCapabilities(
+            tools=types.ToolsCapability(list_changed=True) if declared["tools"] else None,
+            resources=(types.ResourcesCapability(subscribe=True, list_changed=True)
+                       if declared["resources"] else None),
+            prompts=types.PromptsCapability(list_changed=True) if declared["prompts"] else None,
+            logging={} if declared["logging"] else None,
+            completions={} if declared["completions"] else None,
+        )
+
+    def _served_methods(self, capabilities: types.ServerCapabilities) -> tuple[str, ...]:
+        methods: list[str] = []
+        for feature, feature_methods in FEATURE_METHODS.items():
+            if getattr(capabilities, feature) is not None:
+                methods.extend(method for method in feature_methods if method in self._handlers)
+        return tuple(methods)
+
+    def connect(self, transport: Transport, *,
+                assume_version: str | None = None) -> ServerConnection:
+        """Serve one client over ``transport`` on background threads, starting now.
+
+        Args:
+            transport: the connection to the client.
+            assume_version: serve at once, as if the client had initialized with this
+                protocol version; for stateless HTTP, where no handshake precedes a POST.
+        """
+        connection = ServerConnection(self, transport)
+        if assume_version is not None:
+            connection.session.assume_initialized(assume_version)
+            connection._operating.set()
+        with self._lock:
+            self._connections.add(connection)
+        connection._start()
+        return connection
+
+    def _forget(self, connection: ServerConnection) -> None:
+        with self._lock:
+            self._connections.discard(connection)
+
+    def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            connection.notify_if_ready(method, params)
+
+    @property
+    def served_methods(self) -> frozenset[str]:
+        """Every request method some connection of this server may answer."""
+        return frozenset(self._handlers)
