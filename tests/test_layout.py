@@ -18,6 +18,47 @@ PUBLIC_REEXPORTS = {
 }
 
 
+def _graph() -> dict[str, set[str]]:
+    """Each module of mcp_sync and the modules of mcp_sync it imports when run."""
+    return {name: {imported for _, imported in imports_of(name, type_checking=False)
+                   if imported in MODULES and imported != name}
+            for name in MODULES}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle in ``graph``, as the modules along it, or [] if there is none."""
+    state: dict[str, int] = {}  # 1 while on the path, 2 when done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        state[name] = 1
+        path.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                return [*path[path.index(target):], target]
+            if target not in state and (found := visit(target)):
+                return found
+        path.pop()
+        state[name] = 2
+        return []
+
+    for name in sorted(graph):
+        if name not in state and (found := visit(name)):
+            return found
+    return []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """DESIGN "Layout": no module imports, directly or not, a module that imports it."""
+    cycle = _cycle(_graph())
+    assert cycle == [], " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
+
+
 def test_transports_import_no_server_or_client_code() -> None:
     """DESIGN "Layout": a transport moves whole messages and knows no MCP feature."""
     offending = []

@@ -169,7 +169,7 @@ def leaky_server() -> Server:
     def library_bug(connection: ServerConnection, incoming: Any) -> Any:
         raise AssertionError(f"an internal failure in {here}")
 
-    made._handlers["tools/list"] = library_bug  # stands for a bug inside the library
+    made._registry._handlers["tools/list"] = library_bug  # stands for a bug inside the library
     return made
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from concurrent import futures
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from ._context import Context
 from ._logging import RateLimit, check_level, level_rank
 
 if TYPE_CHECKING:
+    from ._registry import Registry
     from ._server import Server
 
 __all__ = ["ServerConnection"]
@@ -45,14 +47,18 @@ class ServerConnection:
     client's session, its log level and its resource subscriptions.
     """
 
-    def __init__(self, server: Server, transport: Transport) -> None:
+    def __init__(self, server: Server, transport: Transport, *, registry: Registry,
+                 on_close: Callable[[ServerConnection], None] | None = None) -> None:
         self.server = server
+        #: What the server registered; the handlers look features up here.
+        self.registry = registry
+        self._on_close = on_close
         capabilities = server.capabilities()
         self.session = Session(
             Role.SERVER,
             info=types.Implementation(name=server.name, version=server.version),
             capabilities=capabilities,
-            served_methods=server._served_methods(capabilities),
+            served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,
         )
         self.engine = Engine(
@@ -109,7 +115,8 @@ class ServerConnection:
         """Disconnect this client; idempotent."""
         self._operating.set()  # wakes requests waiting for the handshake; they then fail
         self.engine.close()
-        self.server._forget(self)
+        if self._on_close is not None:
+            self._on_close(self)
 
     # --- requests to the client ---------------------------------------------------------------
 
@@ -247,8 +254,8 @@ class ServerConnection:
     # --- from the engine -----------------------------------------------------------------------
 
     def _handle(self, incoming: IncomingRequest) -> dict[str, Any] | None:
-        handler = self.server._handlers[incoming.method]
-        hooks = self.server._call_hooks
+        handler = self.registry.handler(incoming.method)
+        hooks = self.registry.call_hooks
         if not hooks:
             return handler(self, incoming)
         # The first hook added is the outermost; a hook that raises fails the request
@@ -268,6 +275,6 @@ class ServerConnection:
             self._operating.set()
             return
         if notification.method == "notifications/roots/list_changed":
-            self.server._roots_changed(self)
+            self.registry.roots_changed(self)
             return
         log.debug("notification from client: %s", notification.method)

@@ -224,3 +224,12 @@ def to_sampling_messages(messages: str | Iterable[Any]) -> list[types.SamplingMe
     if not result:
         raise ValueError("a sampling request needs at least one message")
     return result
+
+
+def guess_mime_type(uri: str) -> str | None:
+    """The MIME type suggested by the URI's file extension, if it has a known one."""
+    import mimetypes  # here, not at import: only resources without a declared type need it
+
+    guessed, _ = mimetypes.guess_type(uri, strict=False)
+    return guessed
+

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .. import types
 from ..protocol._convert import from_wire, to_wire
 from ..protocol._jsonrpc import RequestId
+from ._reading import read_contents
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
@@ -240,9 +241,7 @@ class Context:
             RpcError: the resource function raised one.
             Exception: whatever else the resource function raised, unchanged.
         """
-        from ._handlers import read_contents
-
-        return read_contents(self._connection, self._incoming, uri, internal=True)
+        return read_contents(self._connection.registry, self, uri, internal=True)
 
 
 def _model_preferences(value: types.ModelPreferences | Mapping[str, Any] | Sequence[str]

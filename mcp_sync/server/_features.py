@@ -24,6 +24,7 @@ from .. import types
 from ..errors import InvalidParams
 from ..protocol._convert import from_wire
 from ..protocol._record import Record
+from ._content import guess_mime_type
 from ._context import Context
 from ._signature import FunctionSignature, inspect_function
 from ._uri_template import UriTemplate
@@ -89,14 +90,6 @@ def _annotations(value: AnnotationsSpec) -> types.Annotations | None:
     if value is not None and value.priority is not None and not 0 <= value.priority <= 1:
         raise ValueError(f"annotation priority must be between 0 and 1, not {value.priority}")
     return value
-
-
-def guess_mime_type(uri: str) -> str | None:
-    """The MIME type suggested by the URI's file extension, if it has a known one."""
-    import mimetypes  # here, not at import: only resources without a declared type need it
-
-    guessed, _ = mimetypes.guess_type(uri, strict=False)
-    return guessed
 
 
 # --- completion ---------------------------------------------------------------------------

@@ -24,37 +24,27 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import types
-from ..errors import InternalError, InvalidParams, ResourceNotFound, RpcError
+from ..errors import InternalError, InvalidParams, RpcError
 from ..protocol._convert import from_wire, to_wire
 from ._content import (
     for_profile,
     to_call_tool_result,
     to_prompt_messages,
-    to_resource_contents,
 )
 from ._context import Context
-from ._features import Completions, guess_mime_type
+from ._features import Completions
 from ._logging import check_level, run_serving
+from ._reading import read_contents, run_with_context
+from ._registry import Handler
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
     from ._server import ServerConnection
 
-__all__ = ["FEATURE_METHODS", "HANDLERS", "Handler", "read_contents"]
+__all__ = ["HANDLERS"]
 
 log = logging.getLogger("mcp_sync.server")
 
-Handler = Callable[["ServerConnection", "IncomingRequest"], "dict[str, Any] | None"]
-
-#: The requests each server capability brings (CAPS-7: the rest get -32601).
-FEATURE_METHODS: dict[str, tuple[str, ...]] = {
-    "tools": ("tools/list", "tools/call"),
-    "resources": ("resources/list", "resources/templates/list", "resources/read",
-                  "resources/subscribe", "resources/unsubscribe"),
-    "prompts": ("prompts/list", "prompts/get"),
-    "logging": ("logging/setLevel",),
-    "completions": ("completion/complete",),
-}
 
 #: COMPLETION-3: at most this many values in one completion result.
 MAX_COMPLETIONS = 100
@@ -108,12 +98,8 @@ def _string_param(params: dict[str, Any], name: str) -> str:
 
 
 def _run(connection: ServerConnection, incoming: IncomingRequest, fn: Callable[..., Any],
-         kwargs: dict[str, Any], context_parameter: str | None,
-         context: Context | None = None) -> Any:
-    context = context or Context(connection, incoming)
-    if context_parameter is not None:
-        kwargs[context_parameter] = context
-    return run_serving(context, fn, **kwargs)
+         kwargs: dict[str, Any], context_parameter: str | None) -> Any:
+    return run_with_context(Context(connection, incoming), fn, kwargs, context_parameter)
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -121,7 +107,8 @@ def _run(connection: ServerConnection, incoming: IncomingRequest, fn: Callable[.
 
 def list_tools(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
     server = connection.server
-    page, next_cursor = _page(server.tools, incoming.params, server.page_size, "tools")
+    page, next_cursor = _page(connection.registry.tools(), incoming.params, server.page_size,
+                              "tools")
     profile = connection.session.profile
     if profile is not None and not profile.tool_annotations:
         page = [attrs.evolve(tool, annotations=None) for tool in page]
@@ -130,7 +117,7 @@ def list_tools(connection: ServerConnection, incoming: IncomingRequest) -> dict[
 
 def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
     name = _string_param(incoming.params, "name")
-    registered = connection.server._get_tool(name)
+    registered = connection.registry.tool(name)
     if registered is None:
         raise InvalidParams(f"Unknown tool: {name}", {"tool": name})
     arguments = incoming.params.get("arguments")
@@ -164,60 +151,22 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
 
 
 def list_resources(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
-    server = connection.server
-    page, next_cursor = _page(server.resources, incoming.params, server.page_size,
-                              "resources")
+    page, next_cursor = _page(connection.registry.resources(), incoming.params,
+                              connection.server.page_size, "resources")
     return _wire(types.ListResourcesResult(resources=page, next_cursor=next_cursor))
 
 
 def list_resource_templates(connection: ServerConnection,
                             incoming: IncomingRequest) -> dict[str, Any]:
-    server = connection.server
-    page, next_cursor = _page(server.resource_templates, incoming.params, server.page_size,
-                              "templates")
+    page, next_cursor = _page(connection.registry.resource_templates(), incoming.params,
+                              connection.server.page_size, "templates")
     return _wire(types.ListResourceTemplatesResult(resource_templates=page,
                                                    next_cursor=next_cursor))
 
 
-def read_contents(connection: ServerConnection, incoming: IncomingRequest, uri: str, *,
-                  internal: bool = False) -> list[types.ResourceContents]:
-    """Read ``uri``: the exact resource first, then the templates in registration order.
-
-    With ``internal`` (a function reading our own resource) the function's exceptions
-    pass unchanged; otherwise they become -32603.
-
-    Raises:
-        ResourceNotFound: nothing matches (RESOURCES-9).
-    """
-    server = connection.server
-    resource = server._get_resource(uri)
-    if resource is not None:
-        fn, signature, kwargs = resource.fn, resource.signature, {}
-        mime_type = resource.resource.mime_type
-    else:
-        for template in server._get_templates():
-            bound = template.bind(uri)
-            if bound is not None:
-                break
-        else:
-            raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        fn, signature, kwargs = template.fn, template.signature, bound
-        mime_type = template.template.mime_type or guess_mime_type(uri)
-    try:
-        value = _run(connection, incoming, fn, kwargs, signature.context_parameter)
-        return to_resource_contents(value, uri, mime_type)
-    except RpcError:
-        raise
-    except Exception:
-        if internal:
-            raise
-        log.exception("reading resource %r failed", uri)
-        raise InternalError("Internal error while reading the resource", {"uri": uri}) from None
-
-
 def read_resource(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
     uri = _string_param(incoming.params, "uri")
-    contents = read_contents(connection, incoming, uri)
+    contents = read_contents(connection.registry, Context(connection, incoming), uri)
     return _wire(types.ReadResourceResult(contents=contents))
 
 
@@ -238,14 +187,14 @@ def unsubscribe(connection: ServerConnection, incoming: IncomingRequest) -> dict
 
 
 def list_prompts(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
-    server = connection.server
-    page, next_cursor = _page(server.prompts, incoming.params, server.page_size, "prompts")
+    page, next_cursor = _page(connection.registry.prompts(), incoming.params,
+                              connection.server.page_size, "prompts")
     return _wire(types.ListPromptsResult(prompts=page, next_cursor=next_cursor))
 
 
 def get_prompt(connection: ServerConnection, incoming: IncomingRequest) -> dict[str, Any]:
     name = _string_param(incoming.params, "name")
-    registered = connection.server._get_prompt(name)
+    registered = connection.registry.prompt(name)
     if registered is None:
         raise InvalidParams(f"Unknown prompt: {name}", {"prompt": name})
     arguments = incoming.params.get("arguments")
@@ -276,16 +225,16 @@ def get_prompt(connection: ServerConnection, incoming: IncomingRequest) -> dict[
 
 
 def _completions_for(connection: ServerConnection, ref: types.Reference) -> Completions | None:
-    server = connection.server
+    registry = connection.registry
     if isinstance(ref, types.PromptReference):
-        prompt = server._get_prompt(ref.name)
+        prompt = registry.prompt(ref.name)
         if prompt is None:
             raise InvalidParams(f"Unknown prompt: {ref.name}", {"prompt": ref.name})
         return prompt.completions
-    template = server._get_template(ref.uri)
+    template = registry.template(ref.uri)
     if template is not None:
         return template.completions
-    if server._get_resource(ref.uri) is not None:
+    if registry.resource(ref.uri) is not None:
         return None  # a fixed URI has no arguments to complete
     raise InvalidParams(f"Unknown resource template: {ref.uri}", {"uri": ref.uri})
 

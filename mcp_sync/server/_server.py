@@ -20,29 +20,24 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from .. import types
 from ..transports.base import Transport
 from ._connection import ServerConnection
 from ._content import json_safe
-from ._context import Context
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
-    RegisteredPrompt,
-    RegisteredResource,
-    RegisteredTemplate,
-    RegisteredTool,
     check_decorator_argument,
     make_prompt,
     make_resource,
     make_template,
     make_tool,
 )
-from ._handlers import FEATURE_METHODS, HANDLERS
+from ._handlers import HANDLERS
 from ._logging import McpLogHandler, check_level
+from ._registry import CallHook, Registry, RootsCallback
 from ._serving import Serving
 from ._uri_template import is_template
 
@@ -51,9 +46,6 @@ __all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
 log = _logging_module.getLogger("mcp_sync.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-RootsCallback = Callable[[ServerConnection], None]
-#: Called with the request's Context; the context manager it returns encloses the call.
-CallHook = Callable[[Context], AbstractContextManager[object]]
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -123,15 +115,10 @@ class Server(Serving):
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,
         }
-        self._tools: dict[str, RegisteredTool] = {}
-        self._resources: dict[str, RegisteredResource] = {}
-        self._templates: dict[str, RegisteredTemplate] = {}
-        self._prompts: dict[str, RegisteredPrompt] = {}
-        self._roots_callbacks: list[RootsCallback] = []
-        self._call_hooks: tuple[CallHook, ...] = ()
+        # What is registered: the connections and their handlers look features up there.
+        self._registry = Registry(HANDLERS)
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
-        self._handlers = dict(HANDLERS)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -188,8 +175,7 @@ class Server(Serving):
                 cannot be turned into a schema.
         """
         registered = make_tool(fn, name=name, description=description, annotations=annotations)
-        with self._lock:
-            self._tools[registered.tool.name] = registered
+        self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
 
     def remove_tool(self, name: str) -> None:
@@ -198,15 +184,13 @@ class Server(Serving):
         Raises:
             KeyError: no tool has that name.
         """
-        with self._lock:
-            del self._tools[name]
+        self._registry.remove_tool(name)
         self._broadcast("notifications/tools/list_changed")
 
     @property
     def tools(self) -> list[types.Tool]:
         """The tools registered now, in registration order."""
-        with self._lock:
-            return [registered.tool for registered in self._tools.values()]
+        return self._registry.tools()
 
     # --- resources -------------------------------------------------------------------------
 
@@ -271,8 +255,7 @@ class Server(Serving):
         """
         registered = make_resource(fn, uri, name=name, description=description,
                                    mime_type=mime_type, annotations=annotations)
-        with self._lock:
-            self._resources[uri] = registered
+        self._registry.add_resource(uri, registered)
         self._broadcast("notifications/resources/list_changed")
 
     def add_resource_template(self, fn: Callable[..., Any], uri_template: str, *,
@@ -307,8 +290,7 @@ class Server(Serving):
         registered = make_template(fn, uri_template, name=name, description=description,
                                    mime_type=mime_type, annotations=annotations,
                                    complete=complete)
-        with self._lock:
-            self._templates[uri_template] = registered
+        self._registry.add_template(uri_template, registered)
         self._broadcast("notifications/resources/list_changed")
 
     def remove_resource(self, uri: str) -> None:
@@ -317,22 +299,18 @@ class Server(Serving):
         Raises:
             KeyError: neither exists.
         """
-        with self._lock:
-            if self._resources.pop(uri, None) is None and self._templates.pop(uri, None) is None:
-                raise KeyError(uri)
+        self._registry.remove_resource(uri)
         self._broadcast("notifications/resources/list_changed")
 
     @property
     def resources(self) -> list[types.Resource]:
         """The resources with fixed URIs registered now, in registration order."""
-        with self._lock:
-            return [registered.resource for registered in self._resources.values()]
+        return self._registry.resources()
 
     @property
     def resource_templates(self) -> list[types.ResourceTemplate]:
         """The resource templates registered now, in registration order."""
-        with self._lock:
-            return [registered.template for registered in self._templates.values()]
+        return self._registry.resource_templates()
 
     def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
@@ -404,8 +382,7 @@ class Server(Serving):
             ValueError: ``complete`` names an argument the function does not have.
         """
         registered = make_prompt(fn, name=name, description=description, complete=complete)
-        with self._lock:
-            self._prompts[registered.prompt.name] = registered
+        self._registry.add_prompt(registered)
         self._broadcast("notifications/prompts/list_changed")
 
     def remove_prompt(self, name: str) -> None:
@@ -414,37 +391,13 @@ class Server(Serving):
         Raises:
             KeyError: no prompt has that name.
         """
-        with self._lock:
-            del self._prompts[name]
+        self._registry.remove_prompt(name)
         self._broadcast("notifications/prompts/list_changed")
 
     @property
     def prompts(self) -> list[types.Prompt]:
         """The prompts registered now, in registration order."""
-        with self._lock:
-            return [registered.prompt for registered in self._prompts.values()]
-
-    # --- lookups for the handlers ------------------------------------------------------------
-
-    def _get_tool(self, name: str) -> RegisteredTool | None:
-        with self._lock:
-            return self._tools.get(name)
-
-    def _get_resource(self, uri: str) -> RegisteredResource | None:
-        with self._lock:
-            return self._resources.get(uri)
-
-    def _get_template(self, uri_template: str) -> RegisteredTemplate | None:
-        with self._lock:
-            return self._templates.get(uri_template)
-
-    def _get_templates(self) -> list[RegisteredTemplate]:
-        with self._lock:
-            return list(self._templates.values())
-
-    def _get_prompt(self, name: str) -> RegisteredPrompt | None:
-        with self._lock:
-            return self._prompts.get(name)
+        return self._registry.prompts()
 
     # --- logging and roots -----------------------------------------------------------------
 
@@ -492,8 +445,7 @@ class Server(Serving):
         ``connection.list_roots()`` (ROOTS-7), but while it runs that client's later
         notifications wait. Use as a decorator (``@server.on_roots_changed``).
         """
-        with self._lock:
-            self._roots_callbacks.append(fn)
+        self._registry.add_roots_callback(fn)
         return fn
 
     def add_call_hook(self, hook: CallHook) -> CallHook:
@@ -507,32 +459,14 @@ class Server(Serving):
         on. Returns ``hook``, so it works as a decorator. See docs/server.md, and
         :func:`mcp_sync.django.close_old_connections` for Django's database.
         """
-        with self._lock:
-            self._call_hooks = (*self._call_hooks, hook)
+        self._registry.add_call_hook(hook)
         return hook
-
-    def _roots_changed(self, connection: ServerConnection) -> None:
-        with self._lock:
-            callbacks = list(self._roots_callbacks)
-        for callback in callbacks:
-            try:
-                callback(connection)
-            except Exception:
-                log.exception("roots-changed callback %r failed", callback)
 
     # --- connections -----------------------------------------------------------------------
 
     def capabilities(self) -> types.ServerCapabilities:
         """What a client connecting now is told in ``initialize`` (see the module docs)."""
-        with self._lock:
-            completable: list[RegisteredPrompt | RegisteredTemplate] = [
-                *self._prompts.values(), *self._templates.values()]
-            present = {
-                "tools": bool(self._tools),
-                "resources": bool(self._resources or self._templates),
-                "prompts": bool(self._prompts),
-                "completions": any(item.completions.defined for item in completable),
-            }
+        present = self._registry.present()
         declared = {feature: present.get(feature, False) if flag is None else flag
                     for feature, flag in self._declare.items()}
         return types.ServerCapabilities(
@@ -544,13 +478,6 @@ class Server(Serving):
             completions={} if declared["completions"] else None,
         )
 
-    def _served_methods(self, capabilities: types.ServerCapabilities) -> tuple[str, ...]:
-        methods: list[str] = []
-        for feature, feature_methods in FEATURE_METHODS.items():
-            if getattr(capabilities, feature) is not None:
-                methods.extend(method for method in feature_methods if method in self._handlers)
-        return tuple(methods)
-
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now.
@@ -560,7 +487,8 @@ class Server(Serving):
             assume_version: serve at once, as if the client had initialized with this
                 protocol version; for stateless HTTP, where no handshake precedes a POST.
         """
-        connection = ServerConnection(self, transport)
+        connection = ServerConnection(self, transport, registry=self._registry,
+                                      on_close=self._forget)
         if assume_version is not None:
             connection.session.assume_initialized(assume_version)
             connection._operating.set()
@@ -582,4 +510,4 @@ class Server(Serving):
     @property
     def served_methods(self) -> frozenset[str]:
         """Every request method some connection of this server may answer."""
-        return frozenset(self._handlers)
+        return self._registry.methods

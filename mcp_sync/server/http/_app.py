@@ -52,11 +52,12 @@ from ._checks import (
 )
 from ._event_store import EventStore, MemoryEventStore
 from ._get import GetAndDelete
+from ._host import ConnectionHost
 from ._legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
 from ._session import SessionTransport, SseBody
 
 if TYPE_CHECKING:
-    from .._server import Server, ServerConnection
+    from .._connection import ServerConnection
 
 __all__ = ["SESSION_HEADER", "VERSION_HEADER", "StreamableHttpApp", "TokenVerifier"]
 
@@ -94,7 +95,7 @@ class StreamableHttpApp(GetAndDelete):
 
     def __init__(
         self,
-        server: Server,
+        server: ConnectionHost,
         path: str = "/mcp",
         *,
         stateless: bool = False,

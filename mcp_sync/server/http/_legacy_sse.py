@@ -45,7 +45,7 @@ from ._inbox import Inbox
 from ._session import MAX_QUEUED_EVENTS, encode_answer
 
 if TYPE_CHECKING:
-    from .._server import ServerConnection
+    from .._connection import ServerConnection
     from ._app import StreamableHttpApp
 
 __all__ = [
