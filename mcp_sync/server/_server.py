@@ -1,11 +1,12 @@
 """The MCP server: decorators register features, connections serve them.
 
-A :class:`Server` holds what is registered: tools, resources and resource templates,
-prompts with their completers. Each client connection is a :class:`ServerConnection`
-with its own session, engine, log level and resource subscriptions;
-:meth:`Server.run_stdio` serves one over stdin/stdout, :meth:`Server.connect` one over
-any transport. The request handlers live in :mod:`mcp_sync.server._handlers`, the ways
-of serving (stdio, HTTP) in :mod:`mcp_sync.server._serving`.
+A :class:`Server` registers tools, resources and resource templates, prompts with their
+completers into the :class:`~mcp_sync.server._registry.Registry` it owns. Each client
+connection is a :class:`ServerConnection` with its own session, engine, log level and
+resource subscriptions, handed that registry; :meth:`Server.run_stdio` serves one over
+stdin/stdout, :meth:`Server.connect` one over any transport. The request handlers live
+in :mod:`mcp_sync.server._handlers`, the ways of serving (stdio, HTTP) in
+:mod:`mcp_sync.server._serving`.
 
 Capabilities (CAPS-3) are fixed per connection when it starts: ``tools``, ``resources``
 and ``prompts`` are declared if something of that kind is registered then, and
