@@ -34,7 +34,6 @@ import math
 from collections.abc import Collection
 from typing import Any, TypeGuard
 
-from .. import types
 from ..errors import (
     CapabilityError,
     InvalidParams,
@@ -72,6 +71,9 @@ from ._jsonrpc import (
     is_request_id,
 )
 from ._record import Record
+from ._types_common import ClientCapabilities, Implementation, ServerCapabilities
+from ._types_features import InitializeResult
+from ._types_messages import InitializeRequestParams
 from ._versions import KNOWN_VERSIONS, VersionProfile, profile_for
 
 __all__ = [
@@ -163,8 +165,8 @@ class Session:
     Args:
         role: which side we are.
         info: our name and version (``clientInfo`` / ``serverInfo``).
-        capabilities: what we declare (:class:`~mcp_sync.types.ClientCapabilities` or
-            :class:`~mcp_sync.types.ServerCapabilities`).
+        capabilities: what we declare (:class:`~mcp_sync.ClientCapabilities` or
+            :class:`~mcp_sync.ServerCapabilities`).
         served_methods: the request methods our application answers besides the ones the
             session handles itself (``initialize``, ``ping``). Anything else gets -32601.
         instructions: the server's ``instructions`` (server only).
@@ -175,8 +177,8 @@ class Session:
         self,
         role: Role,
         *,
-        info: types.Implementation,
-        capabilities: types.ClientCapabilities | types.ServerCapabilities,
+        info: Implementation,
+        capabilities: ClientCapabilities | ServerCapabilities,
         served_methods: Collection[str] = (),
         instructions: str | None = None,
         versions: tuple[str, ...] = KNOWN_VERSIONS,
@@ -193,7 +195,7 @@ class Session:
         self.state = State.NEW
         self.negotiated_version: str | None = None
         self.profile: VersionProfile | None = None
-        self.peer_info: types.Implementation | None = None
+        self.peer_info: Implementation | None = None
         self.peer_capabilities: Any = None
         self.peer_instructions: str | None = None
         self._next_id = 0
@@ -221,7 +223,7 @@ class Session:
         self._serving.clear()
 
     def assume_initialized(self, version: str,
-                           capabilities: types.ClientCapabilities | None = None) -> None:
+                           capabilities: ClientCapabilities | None = None) -> None:
         """Serve without a handshake, as if ``initialize`` had offered ``version``.
 
         For stateless HTTP, where each POST stands alone and carries at most an
@@ -232,7 +234,7 @@ class Session:
         self._move(_Input.ASSUME_INITIALIZED)
         self.negotiated_version = version
         self.profile = profile_for(version)
-        self.peer_capabilities = capabilities or types.ClientCapabilities()
+        self.peer_capabilities = capabilities or ClientCapabilities()
 
     def restart(self) -> list[RequestId]:
         """Go back to NEW to initialize again (HTTP-35); returns the forgotten request ids.
@@ -254,7 +256,7 @@ class Session:
         """The client's ``initialize`` request (LIFECYCLE-2), offering our newest version."""
         if self.role is not Role.CLIENT:
             raise LocalProtocolError("only a client sends initialize")
-        params = types.InitializeRequestParams(
+        params = InitializeRequestParams(
             protocol_version=self.versions[-1],
             capabilities=self.capabilities,  # type: ignore[arg-type]
             client_info=self.info,
@@ -440,12 +442,12 @@ class Session:
             return self._refuse(request, InvalidRequest(
                 "Invalid Request: the session is already initialized"))
         try:
-            params = from_wire(request.params or {}, types.InitializeRequestParams)
+            params = from_wire(request.params or {}, InitializeRequestParams)
         except InvalidParams as exc:
             return self._refuse(request, exc)
         offered = params.protocol_version
         version = offered if offered in self.versions else self.versions[-1]
-        result = types.InitializeResult(
+        result = InitializeResult(
             protocol_version=version,
             capabilities=self.capabilities,  # type: ignore[arg-type]
             server_info=self.info,
@@ -528,7 +530,7 @@ class Session:
                 error.__cause__ = answer.error
             return ResponseReceived(answer_id, "initialize", error=error)
         try:
-            result = from_wire(answer.result, types.InitializeResult)
+            result = from_wire(answer.result, InitializeResult)
         except InvalidParams as exc:
             self._move(_Input.INITIALIZE_FAILED)
             return ResponseReceived(answer_id, "initialize", error=exc)
