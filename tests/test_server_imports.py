@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_AT_START = ("base64", "mimetypes", "subprocess", "requests", "urllib3", "werkzeug",
                 "http.client", "mcp_sync.transports.memory",
                 "mcp_sync.client", "mcp_sync.transports.http_client",
-                "mcp_sync.transports.http_server", "mcp_sync.protocol._types_prompts",
+                "mcp_sync.transports.http_server", "mcp_sync.server.http",
+                "mcp_sync.protocol._types_prompts",
                 "mcp_sync.protocol._types_completion", "mcp_sync.protocol._types_client_features",
                 "mcp_sync.protocol._types_envelopes")
 
