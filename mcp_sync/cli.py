@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -57,6 +58,9 @@ def _print(value: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    # Every failure is printed below, with what the library knows of it: its own
+    # warning of a lost connection would say the same thing a second time.
+    logging.getLogger("mcp_sync").addHandler(logging.NullHandler())
     ours, server_command = _split(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     options = parser.parse_args(ours)

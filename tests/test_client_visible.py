@@ -126,3 +126,13 @@ def test_an_expired_session_is_reported_as_such(serve: Any) -> None:
             client.call_tool("echo", {"n": 1})
     assert str(caught.value).startswith("the server ended the session (HTTP 404)")
     assert "code" not in str(caught.value)
+
+
+def test_an_is_error_null_from_a_server_reads_as_false(scripted: Any) -> None:
+    """A server that writes ``"isError": null`` (not a boolean, as TOOLS-4 wants) is
+    read leniently: the client shows False, as for a missing one."""
+    server = scripted({"tools": {}}, {
+        "tools/call": lambda params: {"content": [{"type": "text", "text": "ok"}],
+                                      "isError": None}})
+    with Client(server.peer.transport) as client:
+        assert client.call_tool("any").is_error is False

@@ -316,8 +316,10 @@ class RequestMethods:
 
 
 def _tool_result(raw: dict[str, Any]) -> types.CallToolResult:
-    # TOOLS-4: a missing isError means false; the caller sees False rather than None.
-    raw.setdefault("isError", False)
+    # TOOLS-4: a missing isError means false; the caller sees False rather than None,
+    # also from a server that wrote null there.
+    if raw.get("isError") is None:
+        raw["isError"] = False
     return from_wire(raw, types.CallToolResult)
 
 

@@ -95,6 +95,7 @@ from ._deadlines import (
     Watchdog,
     complete,
     complete_late,
+    describe,
     fail,
     first_deadlines,
 )
@@ -356,7 +357,8 @@ class Engine(Answering):
         # The wait for the write lock is bounded by the call's own timeout, so a write
         # stuck on a peer that stopped reading cannot hold every other caller forever.
         if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
-            raise RequestTimeout(f"could not send within {timeout}s: an earlier write is stuck")
+            raise RequestTimeout(f"could not send {describe(request)} within {timeout}s: "
+                                 "an earlier write is stuck")
         try:
             with self._lock:
                 if self._pending.get(request.id) is not call:
