@@ -12,41 +12,87 @@ from ._record import Record
 __all__ = ["KNOWN_VERSIONS", "LATEST_VERSION", "PROFILES", "VersionProfile", "profile_for"]
 
 #: Oldest first; the last one is what we offer and what we answer an unknown offer with.
-KNOWN_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26")
+KNOWN_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = KNOWN_VERSIONS[-1]
+
+#: The version a server assumes for an HTTP request that names none and has no session
+#: to tell it (V0618-13, as corrected after the 2025-06-18 release).
+DEFAULT_HEADERLESS_VERSION = "2025-03-26"
+
+_FLAGS = (
+    # 2025-03-26
+    "batching",                 # JSON-RPC batches may be sent (receiving is always accepted)
+    "audio_content",            # ``audio`` content items exist
+    "tool_annotations",         # ``Tool.annotations`` exist
+    "completions_capability",   # ``completion/complete`` is gated by ``completions``
+    "progress_message",         # ``notifications/progress`` may carry a ``message``
+    # 2025-06-18
+    "version_header",           # HTTP requests after initialize carry MCP-Protocol-Version
+    "structured_output",        # ``outputSchema`` / ``structuredContent``
+    "resource_link",            # ``resource_link`` content items exist
+    "titles",                   # ``title`` on tools, resources, prompts, arguments
+    "elicitation",              # ``elicitation/create`` exists
+    "completion_context",       # ``completion/complete`` may carry ``context.arguments``
+    # 2025-11-25
+    "icons",                    # ``icons`` on implementations, tools, resources, prompts
+    "elicitation_url",          # URL-mode elicitation and -32042
+    "enum_v2_and_defaults",     # titled / multi-select enums and defaults on every field
+    "sampling_tools",           # ``tools`` / ``toolChoice`` in sampling requests
+    "argument_errors_as_results",  # bad tool arguments answer ``isError``, not -32602
+    "sse_polling",              # priming events, ``retry:`` and server hang-ups
+    "id_less_errors",           # an error response may lack ``id``
+)
 
 
 class VersionProfile(Record):
-    """The features one protocol revision has."""
+    """The features one protocol revision has; each flag is named in ``_FLAGS`` above."""
 
-    __slots__ = ("audio_content", "batching", "completions_capability", "progress_message",
-                 "tool_annotations", "version")
+    __slots__ = ("version", *_FLAGS)
 
-    def __init__(self, *, version: str, batching: bool, audio_content: bool,
-                 tool_annotations: bool, completions_capability: bool,
-                 progress_message: bool) -> None:
+    version: str
+    batching: bool
+    audio_content: bool
+    tool_annotations: bool
+    completions_capability: bool
+    progress_message: bool
+    version_header: bool
+    structured_output: bool
+    resource_link: bool
+    titles: bool
+    elicitation: bool
+    completion_context: bool
+    icons: bool
+    elicitation_url: bool
+    enum_v2_and_defaults: bool
+    sampling_tools: bool
+    argument_errors_as_results: bool
+    sse_polling: bool
+    id_less_errors: bool
+
+    def __init__(self, version: str, *, features: frozenset[str]) -> None:
+        unknown = features - set(_FLAGS)
+        if unknown:
+            raise ValueError(f"unknown version features: {sorted(unknown)}")
         self.version = version
-        #: JSON-RPC batches may be sent (receiving them is always accepted).
-        self.batching = batching
-        #: ``audio`` content items exist.
-        self.audio_content = audio_content
-        #: ``Tool.annotations`` exist.
-        self.tool_annotations = tool_annotations
-        #: ``completion/complete`` is gated by the server's ``completions`` capability.
-        self.completions_capability = completions_capability
-        #: ``notifications/progress`` may carry a ``message``.
-        self.progress_message = progress_message
+        for flag in _FLAGS:
+            setattr(self, flag, flag in features)
 
+
+_MARCH = frozenset(("batching", "audio_content", "tool_annotations",
+                    "completions_capability", "progress_message"))
+# Batches were removed again in 2025-06-18 (V0618-1).
+_JUNE = (_MARCH - {"batching"}) | frozenset((
+    "version_header", "structured_output", "resource_link", "titles", "elicitation",
+    "completion_context"))
+_NOVEMBER = _JUNE | frozenset((
+    "icons", "elicitation_url", "enum_v2_and_defaults", "sampling_tools",
+    "argument_errors_as_results", "sse_polling", "id_less_errors"))
 
 PROFILES: dict[str, VersionProfile] = {
-    "2024-11-05": VersionProfile(
-        version="2024-11-05", batching=False, audio_content=False, tool_annotations=False,
-        completions_capability=False, progress_message=False,
-    ),
-    "2025-03-26": VersionProfile(
-        version="2025-03-26", batching=True, audio_content=True, tool_annotations=True,
-        completions_capability=True, progress_message=True,
-    ),
+    "2024-11-05": VersionProfile("2024-11-05", features=frozenset()),
+    "2025-03-26": VersionProfile("2025-03-26", features=_MARCH),
+    "2025-06-18": VersionProfile("2025-06-18", features=_JUNE),
+    "2025-11-25": VersionProfile("2025-11-25", features=_NOVEMBER),
 }
 
 
