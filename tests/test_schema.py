@@ -332,13 +332,14 @@ def test_non_json_python_values_are_described() -> None:
 
 
 def test_tool_without_parameters_publishes_an_object_schema() -> None:
-    """TOOLS-3: inputSchema is an object schema even with nothing in it."""
+    """TOOLS-3, V1125-4: inputSchema is an object schema even with nothing in it, in the
+    form 2025-11-25 prefers (valid draft-07 too)."""
 
     def ping() -> str:
         return "pong"
 
     signature = inspect_function(ping)
-    assert signature.input_schema == {"type": "object", "properties": {}}
+    assert signature.input_schema == {"type": "object", "additionalProperties": False}
     check(signature.input_schema, {})
     assert signature.bind(None) == {}
     assert signature.bind({}) == {}

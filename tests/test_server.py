@@ -117,7 +117,9 @@ def test_tool_exception_is_error_result_tools_6() -> None:
 
 
 def test_unknown_tool_and_bad_arguments_tools_7_tools_11(wire: Any) -> None:
-    """TOOLS-7/11: unknown tool and invalid arguments are -32602 before the tool runs."""
+    """TOOLS-7/11: unknown tool and invalid arguments are -32602 before the tool runs,
+    in a 2025-03-26 session (2025-11-25 answers bad arguments with isError: V1125-32,
+    tests/test_version_rules.py)."""
     calls = []
     server = Server("s")
 
@@ -126,7 +128,7 @@ def test_unknown_tool_and_bad_arguments_tools_7_tools_11(wire: Any) -> None:
         calls.append(n)
         return n
 
-    with open_client(server) as client:
+    with open_client(server, protocol_version="2025-03-26") as client:
         with pytest.raises(InvalidParams, match="Unknown tool: nope"):
             client.call_tool("nope")
         with pytest.raises(InvalidParams, match="'n'"):

@@ -15,7 +15,9 @@ __all__ = [
     "EARLY_REQUESTS",
     "OWN_CAPABILITY",
     "PEER_CAPABILITY",
+    "SERVER_CAPABILITY_FLAGS",
     "CapabilityCheck",
+    "server_capabilities_for",
 ]
 
 CapabilityCheck = Callable[[Any], bool]
@@ -62,3 +64,18 @@ OWN_CAPABILITY: dict[str, tuple[str, CapabilityCheck]] = {
 EARLY_REQUESTS = frozenset({"ping"})
 EARLY_NOTIFICATIONS = frozenset(
     {"notifications/message", "notifications/cancelled", "notifications/progress"})
+
+#: Server capabilities that exist only from some version on, by the profile flag saying so.
+SERVER_CAPABILITY_FLAGS: dict[str, str] = {
+    "completions": "completions_capability",  # 2025-03-26
+    "tasks": "tasks",                          # 2025-11-25
+}
+
+
+def server_capabilities_for(capabilities: dict[str, Any], profile: Any) -> dict[str, Any]:
+    """``capabilities`` (wire shape) without the keys the negotiated version lacks (DES-5)."""
+    dropped = [key for key, flag in SERVER_CAPABILITY_FLAGS.items()
+               if key in capabilities and not getattr(profile, flag)]
+    if not dropped:
+        return capabilities
+    return {key: value for key, value in capabilities.items() if key not in dropped}

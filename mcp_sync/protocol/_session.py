@@ -49,6 +49,7 @@ from ._capability_rules import (
     OWN_CAPABILITY,
     PEER_CAPABILITY,
     CapabilityCheck,
+    server_capabilities_for,
 )
 from ._convert import from_wire, to_wire
 from ._events import (
@@ -459,7 +460,9 @@ class Session:
         self.peer_info = params.client_info
         self.peer_capabilities = params.capabilities
         log.debug("initialize: client offered %s, answering %s", offered, version)
-        return Reply(Response(request.id, to_wire(result)))
+        answer = to_wire(result)
+        answer["capabilities"] = server_capabilities_for(answer["capabilities"], self.profile)
+        return Reply(Response(request.id, answer))
 
     def _receive_notification(self, notification: Notification) -> Event:
         method = notification.method

@@ -46,6 +46,7 @@ _FLAGS = (
     "argument_errors_as_results",  # bad tool arguments answer ``isError``, not -32602
     "sse_polling",              # priming events, ``retry:`` and server hang-ups
     "id_less_errors",           # an error response may lack ``id``
+    "tasks",                    # the ``tasks`` capability and task-augmented requests
 )
 
 
@@ -73,6 +74,7 @@ class VersionProfile(Record):
     argument_errors_as_results: bool
     sse_polling: bool
     id_less_errors: bool
+    tasks: bool
 
     def __init__(self, version: str, *, features: frozenset[str]) -> None:
         unknown = features - set(_FLAGS)
@@ -91,7 +93,7 @@ _JUNE = (_MARCH - {"batching"}) | frozenset((
     "completion_context"))
 _NOVEMBER = _JUNE | frozenset((
     "icons", "elicitation_url", "enum_v2_and_defaults", "sampling_tools",
-    "argument_errors_as_results", "sse_polling", "id_less_errors"))
+    "argument_errors_as_results", "sse_polling", "id_less_errors", "tasks"))
 
 PROFILES: dict[str, VersionProfile] = {
     "2024-11-05": VersionProfile("2024-11-05", features=frozenset()),

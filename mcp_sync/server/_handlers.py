@@ -36,6 +36,7 @@ from ._features import Completions
 from ._logging import check_level, run_serving
 from ._reading import read_contents, run_with_context
 from ._registry import Handler
+from ._version_rules import argument_error_result, errors_as_results
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
@@ -123,7 +124,12 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     arguments = incoming.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise InvalidParams('Invalid params: "arguments" must be an object')
-    kwargs = registered.signature.bind(arguments)
+    try:
+        kwargs = registered.signature.bind(arguments)
+    except InvalidParams as exc:
+        if not errors_as_results(connection.session.profile):
+            raise
+        return argument_error_result(name, exc)  # V1125-32, DES-9
     try:
         value = _run(connection, incoming, registered.fn, kwargs,
                      registered.signature.context_parameter)

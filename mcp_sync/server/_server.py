@@ -42,6 +42,7 @@ from ._logging import McpLogHandler, check_level
 from ._registry import CallHook, Registry, RootsCallback
 from ._serving import Serving
 from ._uri_template import is_template
+from ._version_rules import check_tool_name
 
 __all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
 
@@ -184,6 +185,7 @@ class Server(Serving):
                 cannot be turned into a schema.
         """
         registered = make_tool(fn, name=name, description=description, annotations=annotations)
+        check_tool_name(registered.tool.name)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
 

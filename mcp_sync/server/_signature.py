@@ -159,5 +159,9 @@ def inspect_function(fn: Callable[..., Any], *,
         fields.append(_Field(param.name, node, required))
     # No "additionalProperties" at the top: some clients reject schemas carrying it, and bind
     # reports unknown names itself. The copy keeps callers from editing shared node schemas.
+    # A function without parameters takes the form 2025-11-25 prefers (V1125-4).
+    if not fields:
+        return FunctionSignature({"type": "object", "additionalProperties": False},
+                                 description, context, ())
     input_schema = copy.deepcopy(_object_schema(properties, [f.name for f in fields if f.required]))
     return FunctionSignature(input_schema, description, context, tuple(fields))
