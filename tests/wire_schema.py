@@ -10,32 +10,43 @@ to 2025-06-18 are draft-07 with ``definitions``; 2025-11-25 is draft 2020-12 wit
   a batch list): the JSON-RPC envelope, a request or notification against its method's
   definition, and a result against the result definition of the method it answers
   (``answers``, when the caller knows it).
-* ``Conversation(version)`` checks a whole exchange: feed it every message each side
-  sent (``sent_by_client`` / ``sent_by_server``, in any interleaving); it remembers which
-  method each request id was so that results are checked by their own definition, and
-  collects the problems in ``errors``. ``assert_valid()`` fails with the first few.
+* ``Conversation(version=None)`` checks a whole exchange: add every message each side
+  sent (``sent_by_client`` / ``sent_by_server``, in any interleaving, from any thread);
+  ``assert_valid()`` then checks each against the version given, or the one the
+  ``initialize`` result names, results by the definition of the method they answer,
+  and fails with the first few problems.
+* ``RecordingTransport(transport, conversation)`` wraps a client's transport (memory,
+  stdio, Streamable HTTP) and records both directions into a conversation.
+* ``check_traffic(client_sent, server_sent, version)`` is the one-call form for
+  recordings kept per direction (the interop tests).
 
-Typical use, with the messages recorded at a transport::
+Typical use::
 
-    conversation = Conversation("2025-11-25")
-    for direction, message in recorded:
-        conversation.add(direction, message)
+    conversation = Conversation()
+    with Client(RecordingTransport(transport, conversation)) as client:
+        client.list_tools()
     conversation.assert_valid()
+
+See tests/test_wire_schema.py for a representative session in every version.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, Literal
 
 import jsonschema
 
+from mcp_sync.jsonrpc import Batch, Incoming, Invalid, Message, RequestId, encode
+from mcp_sync.transports.base import Receiver, Transport
 from tests.conftest import SPEC_DIR
 
 __all__ = [
-    "VERSIONS", "Conversation", "check_traffic", "message_errors", "result_definition",
-    "validator",
+    "VERSIONS", "Conversation", "RecordingTransport", "check_traffic", "message_errors",
+    "result_definition", "validator",
 ]
 
 #: The revisions whose schema is in tests/spec, oldest first.
@@ -125,33 +136,22 @@ def message_errors(message: Any, version: str, answers: str | None = None) -> li
 
 
 class Conversation:
-    """Checks every message of one session against its negotiated version's schema."""
+    """Checks every message of one session against its negotiated version's schema.
 
-    def __init__(self, version: str) -> None:
+    Give ``version``, or leave it None to take it from the ``initialize`` result seen in
+    the conversation. Messages are kept as they are added and checked by
+    :meth:`assert_valid` (or :meth:`problems`), when every request is known.
+    """
+
+    def __init__(self, version: str | None = None) -> None:
         self.version = version
-        self.errors: list[tuple[Direction, Any, list[str]]] = []
-        self.checked = 0
-        # (who sent the request, its id) -> method
-        self._requests: dict[tuple[Direction, Any], str] = {}
-
-    def remember(self, sender: Direction, message: Any) -> None:
-        """Note the requests in ``message`` (so that answers can be checked) unchecked."""
-        for item in message if isinstance(message, list) else [message]:
-            if isinstance(item, dict) and "method" in item and "id" in item:
-                self._requests[(sender, item["id"])] = item["method"]
+        self.messages: list[tuple[Direction, Any]] = []
+        self._lock = threading.Lock()
 
     def add(self, sender: Direction, message: Any) -> None:
-        """Check one message ``sender`` wrote (a dict, or a batch list)."""
-        self.remember(sender, message)
-        for item in message if isinstance(message, list) else [message]:
-            answers = None
-            if isinstance(item, dict) and "method" not in item:
-                other: Direction = "server" if sender == "client" else "client"
-                answers = self._requests.get((other, item.get("id")))
-            problems = message_errors(item, self.version, answers)
-            self.checked += 1
-            if problems:
-                self.errors.append((sender, item, problems))
+        """Record one message ``sender`` wrote (a dict, or a batch list)."""
+        with self._lock:
+            self.messages.append((sender, message))
 
     def sent_by_client(self, message: Any) -> None:
         self.add("client", message)
@@ -159,13 +159,114 @@ class Conversation:
     def sent_by_server(self, message: Any) -> None:
         self.add("server", message)
 
+    def negotiated(self) -> str:
+        """The version the messages are checked against."""
+        if self.version is not None:
+            return self.version
+        initialize_ids = {m["id"] for who, m in self._items()
+                          if who == "client" and m.get("method") == "initialize" and "id" in m}
+        for who, item in self._items():
+            if who == "server" and item.get("id") in initialize_ids and "result" in item:
+                return str(item["result"]["protocolVersion"])
+        raise AssertionError("no initialize result in the conversation; give a version")
+
+    def _items(self) -> list[tuple[Direction, dict[str, Any]]]:
+        with self._lock:
+            recorded = list(self.messages)
+        return [(who, item) for who, message in recorded
+                for item in (message if isinstance(message, list) else [message])
+                if isinstance(item, dict)]
+
+    def problems(self) -> list[tuple[Direction, Any, list[str]]]:
+        """Every message that breaks the schema, with why."""
+        version = self.negotiated()
+        with self._lock:
+            recorded = list(self.messages)
+        requests: dict[tuple[Direction, Any], str] = {
+            (who, item["id"]): item["method"] for who, item in self._items()
+            if "method" in item and "id" in item}
+        found = []
+        for sender, message in recorded:
+            if isinstance(message, list):
+                # A batch is a message only where the version has them (V0618-1).
+                problems = [e.message for e in
+                            validator("JSONRPCMessage", version).iter_errors(message)]
+                if problems:
+                    found.append((sender, message, problems))
+            for item in message if isinstance(message, list) else [message]:
+                answers = None
+                if isinstance(item, dict) and "method" not in item:
+                    other: Direction = "server" if sender == "client" else "client"
+                    answers = requests.get((other, item.get("id")))
+                problems = message_errors(item, version, answers)
+                if problems:
+                    found.append((sender, item, problems))
+        return found
+
     def assert_valid(self) -> None:
         """Fail with the first problems found, if any."""
-        assert self.checked, "no message was checked"
-        assert not self.errors, (
-            f"{len(self.errors)} message(s) break the {self.version} schema: "
+        assert self.messages, "no message was recorded"
+        found = self.problems()
+        assert not found, (
+            f"{len(found)} message(s) break the {self.negotiated()} schema: "
             + "; ".join(f"{who} sent {item!r}: {problems[:3]}"
-                        for who, item, problems in self.errors[:3]))
+                        for who, item, problems in found[:3]))
+
+
+def _wire_of(message: Any) -> Any:
+    if isinstance(message, Batch):
+        return [_wire_of(item) for item in message.items]
+    if isinstance(message, Invalid):
+        return None
+    if isinstance(message, (list, tuple)):
+        return [_wire_of(item) for item in message]
+    return json.loads(encode(message))
+
+
+class RecordingTransport(Transport):
+    """Wraps a client's transport and adds every message to ``conversation``: what the
+    client writes as the client's, what it reads as the server's.
+
+    ``Client(RecordingTransport(HttpClientTransport(url), conversation))`` records a
+    whole session over any transport, seen from our client.
+    """
+
+    def __init__(self, inner: Transport, conversation: Conversation) -> None:
+        self.inner = inner
+        self.conversation = conversation
+
+    def _incoming(self, incoming: Any) -> None:
+        wire = _wire_of(incoming)
+        if wire is not None:
+            self.conversation.sent_by_server(wire)
+
+    def read(self) -> Incoming | None:
+        incoming = self.inner.read()
+        if incoming is not None:
+            self._incoming(incoming)
+        return incoming
+
+    def write(self, message: Message | Sequence[Message], *,
+              related_to: RequestId | None = None) -> None:
+        self.conversation.sent_by_client(_wire_of(message))
+        self.inner.write(message, related_to=related_to)
+
+    def write_before(self, message: Message | Sequence[Message], deadline: float | None, *,
+                     related_to: RequestId | None = None) -> None:
+        self.conversation.sent_by_client(_wire_of(message))
+        self.inner.write_before(message, deadline, related_to=related_to)
+
+    def attach_receiver(self, receiver: Receiver) -> bool:
+        def recording(incoming: Incoming, serve_here: bool) -> list[Callable[[], None]]:
+            self._incoming(incoming)
+            return receiver(incoming, serve_here)
+
+        accepted = self.inner.attach_receiver(recording)
+        self.ends_on_close = self.inner.ends_on_close
+        return accepted
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def check_traffic(client_sent: list[Any], server_sent: list[Any], version: str) -> None:
@@ -175,9 +276,6 @@ def check_traffic(client_sent: list[Any], server_sent: list[Any], version: str) 
     answer is checked, so each result is checked by its own method's definition.
     """
     conversation = Conversation(version)
-    for sender, messages in (("client", client_sent), ("server", server_sent)):
-        for message in messages:
-            conversation.remember(sender, message)  # type: ignore[arg-type]
     for message in client_sent:
         conversation.sent_by_client(message)
     for message in server_sent:
