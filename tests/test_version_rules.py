@@ -11,6 +11,7 @@ import pytest
 
 from mcp_sync import Client, Server
 from mcp_sync.errors import InvalidParams
+from mcp_sync.protocol._convert import from_wire, to_wire
 from mcp_sync.testing import open_client
 from tests.helpers import RawPeer, answer_initialize, initialize_result
 from tests.test_client import FakeServer
@@ -128,3 +129,41 @@ def test_an_id_less_error_is_logged_and_fails_no_call_v1125_1(
         server.finish()
     assert any("without an id" in r.getMessage() and "Parse error" in r.getMessage()
                for r in caplog.records)
+
+
+# --- JSON Schema 2020-12 kept intact (V1125-2..4) -----------------------------------------
+
+SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}},
+                        "required": ["x"], "additionalProperties": False}},
+    "properties": {"points": {"type": "array", "items": {"$ref": "#/$defs/point"},
+                              "prefixItems": [{"$ref": "#/$defs/point"}]},
+                   "mode": {"const": "fast"}},
+    "dependentRequired": {"mode": ["points"]},
+    "unevaluatedProperties": False,
+}
+
+
+def test_an_explicit_2020_12_schema_reaches_the_client_unchanged_v1125_2() -> None:
+    """A server's input and output schemas, with ``$schema``, ``$defs`` and 2020-12
+    keywords, are decoded and encoded again without a change."""
+    tool = {"name": "plot", "inputSchema": SCHEMA_2020_12, "outputSchema": SCHEMA_2020_12}
+
+    def script(peer: RawPeer) -> None:
+        answer_initialize(peer, initialize_result("2025-11-25"))
+        assert peer.receive()["method"] == "notifications/initialized"
+        listing = peer.receive()
+        peer.send({"jsonrpc": "2.0", "id": listing["id"], "result": {"tools": [tool]}})
+
+    server = FakeServer(script)
+    try:
+        with Client(server.peer.transport) as client:
+            [listed] = client.list_tools()
+    finally:
+        server.finish()
+    assert listed.input_schema == SCHEMA_2020_12
+    assert to_wire(listed)["inputSchema"] == SCHEMA_2020_12
+    assert to_wire(listed)["outputSchema"] == SCHEMA_2020_12
+    assert to_wire(from_wire(to_wire(listed), type(listed))) == to_wire(listed)
