@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from mcp_sync import Client, Server
 from mcp_sync.protocol._convert import from_wire, to_wire
+from mcp_sync.testing import open_client
 from mcp_sync.types import Icon, Implementation, is_safe_icon_src
 
 
@@ -46,3 +50,42 @@ def test_safe_icon_sources_v1125_8(src: str) -> None:
 ])
 def test_unsafe_icon_sources_are_refused_v1125_8(src: str) -> None:
     assert not is_safe_icon_src(src)
+
+
+ICON = {"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"]}
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_server_and_client_info_carry_what_the_version_has_v1125_6(
+        version: str, wire: Any) -> None:
+    server = Server("demo", version="1.0", title="Demo", description="A demo",
+                    website_url="https://example.com", icons=[ICON])
+    with open_client(server, protocol_version=version, name="app", title="App",
+                     description="An app", website_url="https://app.example",
+                     icons=[Icon(src="data:image/png;base64,AAAA")]) as client:
+        info = client.server_info
+        [request] = [m for m in wire.sent if isinstance(m, dict)
+                     and m.get("method") == "initialize"]
+    # The client offers before it knows the version: it sends everything it has.
+    assert request["params"]["clientInfo"] == {
+        "name": "app", "version": request["params"]["clientInfo"]["version"],
+        "title": "App", "description": "An app", "websiteUrl": "https://app.example",
+        "icons": [{"src": "data:image/png;base64,AAAA"}]}
+    newest = version == "2025-11-25"
+    assert info.title == ("Demo" if version in ("2025-06-18", "2025-11-25") else None)
+    assert info.description == ("A demo" if newest else None)
+    assert info.website_url == ("https://example.com" if newest else None)
+    assert (to_wire(info.icons[0]) if info.icons else None) == (ICON if newest else None)
+
+
+@pytest.mark.parametrize("src", ["http://example.com/i.png", "javascript:alert(1)"])
+def test_unsafe_icons_are_refused_by_the_api_v1125_7(src: str) -> None:
+    with pytest.raises(ValueError, match="https"):
+        Server("demo", icons=[{"src": src}])
+    with pytest.raises(ValueError, match="https"):
+        Client(lambda: None, icons=[Icon(src=src)])  # type: ignore[arg-type,return-value]
+
+
+def test_a_malformed_icon_is_refused() -> None:
+    with pytest.raises(ValueError, match="invalid icon"):
+        Server("demo", icons=[{"sizes": ["48x48"]}])

@@ -28,6 +28,7 @@ from ..engine._threads import ThreadGroup, WorkerPool
 from ..errors import CapabilityError, McpError, RequestTimeout, SessionExpired
 from ..protocol._convert import from_wire, prepare_decoding
 from ..protocol._jsonrpc import Notification
+from ..protocol._make_icons import make_icons
 from ..protocol._session import Role, Session
 from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -109,6 +110,9 @@ class Client(RequestMethods, Lifeline):
         supported_versions: the protocol versions the client speaks, by default all
             four (2024-11-05 to 2025-11-25); a server answering with another is
             disconnected with :class:`ProtocolVersionError` (VERSION-4, DES-4).
+        title, description, website_url, icons: more of our ``clientInfo`` (V1125-6);
+            icons are :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape,
+            each ``src`` an ``https:`` URL or a ``data:image/`` URI.
         reconnect: when the server is lost, connect again (a new transport from
             ``transport``, a new ``initialize``) at the next call, instead of failing
             every later call. Calls in flight at the loss still fail; they are never
@@ -148,6 +152,10 @@ class Client(RequestMethods, Lifeline):
         max_workers: int = 4,
         protocol_version: str | None = None,
         supported_versions: Iterable[str] | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: Iterable[types.Icon | Mapping[str, Any]] | None = None,
         reconnect: bool = False,
         reconnect_delay: float = 0.5,
         max_reconnect_delay: float = 30.0,
@@ -177,7 +185,9 @@ class Client(RequestMethods, Lifeline):
         self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor
-        self._info = types.Implementation(name=name, version=version)
+        self._info = types.Implementation(
+            name=name, version=version, title=title, description=description,
+            website_url=website_url, icons=make_icons(icons))
         self._versions = versions
         self._max_workers = max_workers
         self._threads = ThreadGroup("client-callbacks")

@@ -17,6 +17,7 @@ __all__ = [
     "PEER_CAPABILITY",
     "SERVER_CAPABILITY_FLAGS",
     "CapabilityCheck",
+    "implementation_for",
     "server_capabilities_for",
 ]
 
@@ -79,3 +80,21 @@ def server_capabilities_for(capabilities: dict[str, Any], profile: Any) -> dict[
     if not dropped:
         return capabilities
     return {key: value for key, value in capabilities.items() if key not in dropped}
+
+
+#: Implementation (clientInfo / serverInfo) members newer than 2025-03-26, by flag.
+IMPLEMENTATION_FLAGS: dict[str, str] = {
+    "title": "titles",              # 2025-06-18
+    "description": "icons",         # 2025-11-25 (V1125-6)
+    "websiteUrl": "icons",
+    "icons": "icons",
+}
+
+
+def implementation_for(info: dict[str, Any], profile: Any) -> dict[str, Any]:
+    """``info`` (wire shape) without the members the negotiated version lacks (DES-2)."""
+    dropped = [key for key, flag in IMPLEMENTATION_FLAGS.items()
+               if key in info and not getattr(profile, flag)]
+    if not dropped:
+        return info
+    return {key: value for key, value in info.items() if key not in dropped}

@@ -28,3 +28,4 @@ def is_safe_icon_src(src: str) -> bool:
         header, sep, _ = text.partition(",")
         return bool(sep) and header.lower().endswith(";base64")
     return False
+

@@ -49,6 +49,7 @@ from ._capability_rules import (
     OWN_CAPABILITY,
     PEER_CAPABILITY,
     CapabilityCheck,
+    implementation_for,
     server_capabilities_for,
 )
 from ._convert import from_wire, to_wire
@@ -462,6 +463,7 @@ class Session:
         log.debug("initialize: client offered %s, answering %s", offered, version)
         answer = to_wire(result)
         answer["capabilities"] = server_capabilities_for(answer["capabilities"], self.profile)
+        answer["serverInfo"] = implementation_for(answer["serverInfo"], self.profile)
         return Reply(Response(request.id, answer))
 
     def _receive_notification(self, notification: Notification) -> Event:

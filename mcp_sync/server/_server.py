@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from .. import types
+from ..protocol._make_icons import make_icons
 from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import Transport
 from ._connection import ServerConnection
@@ -82,6 +83,11 @@ class Server(Serving):
             (2024-11-05 to 2025-11-25). A client offering one of them gets it; any other
             offer gets the newest of them. Over HTTP, an ``MCP-Protocol-Version`` header
             outside them is refused with 400.
+        title, description, website_url, icons: more of ``serverInfo``: a display
+            name (sent from 2025-06-18), a description, a website and
+            :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape (sent from
+            2025-11-25). An icon's ``src`` must be an ``https:`` URL or a ``data:image/``
+            URI (``ValueError`` otherwise).
 
     Example::
 
@@ -103,7 +109,10 @@ class Server(Serving):
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
                  logging: bool = True,
-                 supported_versions: Iterable[str] | None = None) -> None:
+                 supported_versions: Iterable[str] | None = None,
+                 title: str | None = None, description: str | None = None,
+                 website_url: str | None = None,
+                 icons: Iterable[types.Icon | Mapping[str, Any]] | None = None) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -121,6 +130,11 @@ class Server(Serving):
         self.log_rate_limit = log_rate_limit
         #: The protocol versions this server speaks, oldest first (VERSION-2/3, DES-4).
         self.supported_versions = supported_versions_of(supported_versions)
+        # serverInfo beyond name and version (V1125-6); older sessions get less (DES-2).
+        self.title = title
+        self.description = description
+        self.website_url = website_url
+        self.icons = make_icons(icons)
         self._declare: dict[str, bool | None] = {
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,

@@ -41,3 +41,4 @@ def argument_error_result(name: str, error: InvalidParams) -> dict[str, Any]:
     return {"content": [{"type": "text",
                          "text": f"Invalid arguments for tool {name!r}: {error.message}"}],
             "isError": True}
+
