@@ -8,13 +8,13 @@ checked before anything is sent, so a bad call raises at once and leaves no traf
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from .. import types
-from ..engine._engine import ProgressCallback
-from ..errors import InvalidParams, McpError
+from ..engine._engine import Engine, ProgressCallback
+from ..errors import InvalidParams, LocalProtocolError, McpError
 from ..protocol._convert import from_wire, to_wire
 from ._handlers import ToolApproval, ToolCallDenied
 
@@ -48,6 +48,41 @@ class RequestMethods:
     def _typed_async(self, future: Future[dict[str, Any]],
                      convert: Callable[[dict[str, Any]], T]) -> Future[T]:
         raise NotImplementedError
+
+    timeout: float
+    if TYPE_CHECKING:  # supplied by the client's Lifeline, which follows in the MRO
+        def _engine_for(self, timeout: float | None) -> Engine: ...
+
+    def send_batch(self, requests: Iterable[tuple[str, dict[str, Any] | None]], *,
+                   timeout: float | None = None) -> list[Future[dict[str, Any]]]:
+        """Send several requests as one JSON-RPC batch; a Future of the raw result of each.
+
+        Batches exist in 2025-03-26 only (BATCH-1): 2024-11-05 had not introduced them
+        and 2025-06-18 removed them (V0618-1), so in those sessions this raises and
+        sends nothing; send the requests one by one (they pipeline just as well).
+
+        Args:
+            requests: ``(method, params)`` pairs.
+            timeout: seconds each request may take; the client's ``timeout`` by default.
+
+        Raises:
+            LocalProtocolError: the negotiated version has no batches.
+            ValueError: ``requests`` is empty.
+            CapabilityError: the server did not declare what a method needs.
+        """
+        calls = list(requests)
+        if not calls:
+            raise ValueError("a batch needs at least one request")
+        engine = self._engine_for(timeout)
+        profile = engine.session.profile
+        if profile is None or not profile.batching:
+            version = profile.version if profile is not None else "this session"
+            raise LocalProtocolError(
+                f"JSON-RPC batches do not exist in protocol version {version}; only "
+                "2025-03-26 has them: send the requests one by one")
+        timeout = self.timeout if timeout is None else timeout
+        return [self._typed_async(future, _raw)
+                for future in engine.request_batch(calls, timeout=timeout)]
 
     def _typed(self, method: str, params: dict[str, Any] | None, cls: type[T],
                timeout: float | None, on_progress: ProgressCallback | None = None) -> T:
@@ -386,3 +421,7 @@ def _reference(ref: Any) -> dict[str, Any]:
         return wire
     raise TypeError("ref must be a PromptReference, a ResourceReference, a dict or a "
                     f"string, not {type(ref).__name__}")
+
+
+def _raw(result: dict[str, Any]) -> dict[str, Any]:
+    return result

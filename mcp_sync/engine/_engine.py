@@ -307,6 +307,54 @@ class Engine(Answering):
             fail(future, exc)
         return future
 
+    def request_batch(self, requests: Sequence[tuple[str, dict[str, Any] | None]], *,
+                      timeout: float | None = None) -> list[Future[dict[str, Any]]]:
+        """Send several requests as one JSON-RPC batch (BATCH-1); a Future for each.
+
+        The caller checks that the session has batches (``profile.batching``). Raises at
+        once, with nothing sent, as :meth:`request` does.
+        """
+        entries: list[tuple[Call, Request]] = []
+        with self._lock:
+            if self._ended is not None:
+                raise self._ended_error()
+            try:
+                for method, params in requests:
+                    request = self.session.request(method, params, progress=False)
+                    deadline, hard = first_deadlines(time.monotonic(), timeout, True, None)
+                    call = Call(request.id, Future(), None, timeout, deadline, hard, None,
+                                request)
+                    entries.append((call, request))
+                    self._pending[request.id] = call
+                    self._watchdog.schedule(call)
+            except BaseException:
+                self._forget(entries)
+                raise
+        try:
+            with self._write_lock:
+                with self._lock:
+                    for call, _ in entries:
+                        call.sent = True
+                self.transport.write([request for _, request in entries])
+        except McpError as exc:
+            with self._lock:
+                self._forget(entries)
+            for call, _ in entries:
+                fail(call.future, exc)
+        except BaseException:
+            with self._lock:
+                self._forget(entries)
+            raise
+        finally:
+            self._canceller.flush()
+        return [call.future for call, _ in entries]
+
+    def _forget(self, entries: list[tuple[Call, Request]]) -> None:
+        # Called with _lock held, for calls that were never sent.
+        for _, request in entries:
+            self._pending.pop(request.id, None)
+            self.session.forget(request.id)
+
     def restart_session(self, error: McpError) -> None:
         """Put the session back to NEW for a fresh handshake (HTTP-35).
 
