@@ -120,16 +120,19 @@ def test_everything_is_declared_listed_and_described() -> None:
 
 @pytest.mark.timeout(20)
 def test_echo_and_add() -> None:
-    """``echo`` returns its text, ``add`` the sum; bad arguments are a protocol error.
+    """``echo`` returns its text, ``add`` the sum; bad arguments are an ``isError``
+    result in 2025-11-25 and a protocol error in 2025-03-26.
 
-    TOOLS-4, TOOLS-7, TOOLS-11, CONTENT-1.
+    TOOLS-4, TOOLS-7, TOOLS-11, CONTENT-1, V1125-32.
     """
     with open_client(server) as client:
         assert _text(client.call_tool("echo", {"message": "Zürich ✓"})) == "Zürich ✓"
         assert _text(client.call_tool("add", {"a": 2, "b": 40})) == "42"
         assert _text(client.call_tool("add", {"a": -7, "b": 3})) == "-4"
-        with pytest.raises(InvalidParams):
-            client.call_tool("add", {"a": "two", "b": 40})
+        assert client.call_tool("add", {"a": "two", "b": 40}).is_error is True
+    with open_client(server, protocol_version="2025-03-26") as client, \
+            pytest.raises(InvalidParams):
+        client.call_tool("add", {"a": "two", "b": 40})
 
 
 @pytest.mark.timeout(20)
@@ -236,8 +239,9 @@ def test_log_respects_the_clients_level() -> None:
         answers += [_text(client.call_tool("log", {"level": level, "message": level}))
                     for level in ("info", "warning", "error", "emergency")]
         arrived = [received.get(timeout=WAIT) for _ in range(4)]
-        with pytest.raises(InvalidParams):
-            client.call_tool("log", {"level": "loud", "message": "x"})
+        # V1125-32: a bad argument is an isError result in 2025-11-25.
+        bad = client.call_tool("log", {"level": "loud", "message": "x"})
+        assert bad.is_error is True and "level" in _text(bad)
     assert answers == ["filtered out by the client's log level", "sent", "sent",
                        "filtered out by the client's log level",
                        "filtered out by the client's log level", "sent", "sent"]
