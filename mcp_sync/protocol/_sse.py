@@ -61,10 +61,11 @@ def format_data_event(data: bytes, *, event: str | None = "message",
     return b"".join((_head(event, event_id, None).encode("utf-8"), b"data: ", data, b"\n\n"))
 
 
-def format_priming(event_id: str) -> bytes:
+def format_priming(event_id: str, retry: int | None = None) -> bytes:
     """An event of an id and empty data: it gives the client a ``Last-Event-ID`` to
-    resume from before any message went out (V1125-12); clients skip its empty data."""
-    return _head(None, event_id, None).encode("utf-8") + b"data: \n\n"
+    resume from before any message went out (V1125-12); clients skip its empty data.
+    ``retry`` tells at once how long to wait before reconnecting, should the stream end."""
+    return _head(None, event_id, retry).encode("utf-8") + b"data: \n\n"
 
 
 def format_retry(milliseconds: int) -> bytes:

@@ -43,10 +43,11 @@ class Polling:
 class SseBody:
     """The WSGI body of one SSE response: events as they come, keep-alives in between.
 
-    The first chunk goes out at once (a comment, the priming event when ``prime``, then
-    any replayed events) so that the client has the response headers without waiting
-    for the first event. With ``polling``, a stream that ends before its last response
-    (the server hung up, or ended an idle stream) ends with a ``retry:`` field.
+    The first chunk goes out at once (a comment, the priming event when ``prime``, with
+    the ``retry:`` of ``polling``, then any replayed events) so that the client has the
+    response headers without waiting for the first event. With ``polling``, a stream
+    that ends before its last response (the server hung up, or ended an idle stream)
+    ends with a ``retry:`` field.
     ``on_close`` runs exactly once, when the server closes the body, with False if the
     client went away while the stream was still due events (see
     :meth:`SessionTransport.detach`); a hang-up of ours is no client going away.
@@ -60,7 +61,10 @@ class SseBody:
         self._transport = transport
         self._stream = stream
         self._token = token
-        primer = format_priming(f"{stream.id}:0") if prime and stream is not None else b""
+        primer = b""
+        if prime and stream is not None:
+            primer = format_priming(f"{stream.id}:0",
+                                    polling.retry_ms if polling is not None else None)
         self._first: bytes | None = format_comment() + primer + b"".join(replay)
         self._keepalive = keepalive
         self._idle_timeout = idle_timeout
