@@ -61,10 +61,9 @@ def newest_peer(app: Any) -> WsgiPeer:
     return peer
 
 
-def post_events(peer: WsgiPeer, message: dict[str, Any], **headers: str) -> tuple[bytes,
-                                                                              list[SseEvent]]:
-    response = peer.post(message, headers={"MCP-Protocol-Version": NEWEST, **headers}
-                         if peer.session_id else headers)
+def post_events(peer: WsgiPeer, message: dict[str, Any],
+                version: str = NEWEST) -> tuple[bytes, list[SseEvent]]:
+    response = peer.post(message, headers={"MCP-Protocol-Version": version})
     assert response.status_code == 200, response.get_data()
     assert response.headers["Content-Type"].startswith("text/event-stream")
     body = response.get_data()
@@ -114,14 +113,15 @@ def test_a_post_stream_opens_with_a_priming_event_v1125_12_v1125_17() -> None:
     assert messages[-1]["result"]["content"][0]["text"] == "done"
 
 
-def test_older_sessions_get_no_priming_no_retry_and_no_hang_up_nambig_6() -> None:
-    """NAMBIG-6, DES-8: a session at 2025-03-26 gets its events as before, even with
-    ``sse_poll_after`` set: no empty event, no ``retry:``, and a slow call is answered
-    on its own POST's stream."""
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
+def test_older_sessions_get_no_priming_no_retry_and_no_hang_up_nambig_6(version: str) -> None:
+    """NAMBIG-6, DES-8: a session at an older version gets its events as before, even
+    with ``sse_poll_after`` set: no empty event, no ``retry:``, and a slow call is
+    answered on its own POST's stream."""
     with make_wsgi_app(polling_server(Gate()), sse_poll_after=0.05, sse_retry=0.01) as app:
         peer = WsgiPeer(app)
-        peer.initialize()  # 2025-03-26
-        body, events = post_events(peer, tool_call(1, "slow", {"seconds": 0.3}))
+        peer.initialize(protocolVersion=version)
+        body, events = post_events(peer, tool_call(1, "slow", {"seconds": 0.3}), version)
     assert b"retry:" not in body
     assert all(event.data for event in events)
     assert [m["result"]["content"][0]["text"] for m in data_messages(events)] == ["slow done"]
