@@ -47,6 +47,14 @@ def polling_server(gate: Gate) -> Any:
         return "done"
 
     @server.tool()
+    def hang_up(ctx: Context) -> str:
+        """End this call's SSE response, then report progress and answer."""
+        ctx.report_progress(1, 2, "before")
+        ended = ctx.close_sse_stream()
+        ctx.report_progress(2, 2, f"ended={ended}")
+        return "answered after the hang-up" if ended else "answered"
+
+    @server.tool()
     def slow(seconds: float, ctx: Context) -> str:
         """Take ``seconds`` (or until cancelled) to answer."""
         ctx.wait_cancelled(seconds)
@@ -177,6 +185,38 @@ def test_the_get_stream_is_hung_up_with_retry_and_keeps_what_came_meanwhile_v112
         assert app.session_count == 1
 
 
+def test_a_tool_ends_its_own_response_v1125_13_15() -> None:
+    """V1125-13/15: ``ctx.close_sse_stream()`` ends the call's SSE response before its
+    answer, ``retry:`` last; the progress and the answer that follow come by GET with
+    ``Last-Event-ID``."""
+    with make_wsgi_app(polling_server(Gate()), sse_retry=0.02) as app:
+        peer = newest_peer(app)
+        body, events = post_events(peer, tool_call(3, "hang_up", token="h"))
+        assert body.endswith(b"retry: 20\n\n")
+        received = data_messages(events)
+        assert not [m for m in received if m.get("id") == 3]
+        _, resumed = get_events(peer, events[-1].id)
+    received += data_messages(resumed)
+    assert [m["params"]["message"] for m in received
+            if m.get("method") == "notifications/progress"] == ["before", "ended=True"]
+    assert [m["result"]["content"][0]["text"] for m in received if m.get("id") == 3] == [
+        "answered after the hang-up"]
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+def test_close_sse_stream_does_nothing_where_it_cannot_nambig_6(json_response: bool) -> None:
+    """NAMBIG-6: in a 2025-03-26 session (or with JSON answers) the response is not
+    ended early: the call is answered on its POST as before."""
+    with make_wsgi_app(polling_server(Gate()), json_response=json_response) as app:
+        version = NEWEST if json_response else "2025-03-26"
+        peer = WsgiPeer(app)
+        peer.initialize(protocolVersion=version)
+        messages = peer.request(tool_call(4, "hang_up", token="h"),
+                                headers={"MCP-Protocol-Version": version})
+    assert [m["result"]["content"][0]["text"] for m in messages if m.get("id") == 4] == [
+        "answered"]
+
+
 def test_polling_options_are_checked() -> None:
     with pytest.raises(ValueError, match="sse_poll_after"):
         make_wsgi_app(make_server(), sse_poll_after=0)
@@ -237,6 +277,20 @@ def test_our_client_polls_our_server_for_a_slow_call_v1125_13_17() -> None:
     assert answer.content[0].text == "done"
     assert progress == [(1, "before"), (2, "after")]
     assert re.fullmatch(r"p\d+:\d+", resumed_post_streams(recorder.seen)[0])
+
+
+def test_our_client_resumes_after_a_tool_ends_its_response_v1125_13_17() -> None:
+    """V1125-13/17: the tool ends its own response; our client waits ``retry:`` and takes
+    the rest by GET with the POST stream's last event id."""
+    recorder = Recorder()
+    progress: list[str | None] = []
+    with serve_http(polling_server(Gate()), sse_retry=0.02, wrap=recorder.wrap) as handle, \
+            Client.http(handle.url, timeout=WAIT) as client:
+        answer = client.call_tool("hang_up", {}, on_progress=lambda p, t, m:
+                                  progress.append(m))
+    assert answer.content[0].text == "answered after the hang-up"
+    assert progress == ["before", "ended=True"]
+    assert resumed_post_streams(recorder.seen)
 
 
 def test_our_client_reopens_the_hung_up_get_stream_v1125_16() -> None:

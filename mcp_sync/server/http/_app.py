@@ -493,6 +493,8 @@ class StreamableHttpApp(GetAndDelete):
             return Response(payloads[0], status=200, content_type=(
                 "text/event-stream" if use_sse else "application/json"))
         log.debug("session %s started", session_id)
+        polling = self.polling(session)
+        transport.polling = polling is not None
         headers = {SESSION_HEADER: session_id}
         if not use_sse:
             payloads = transport.take(opened.stream)
@@ -500,7 +502,6 @@ class StreamableHttpApp(GetAndDelete):
             return Response(payloads[0], status=200, content_type="application/json",
                             headers=headers)
         token = transport.attach(opened.stream)
-        polling = self.polling(session)
         body = SseBody(transport, opened.stream, token, keepalive=self.keepalive_interval,
                        on_close=lambda finished: self._leave(session),
                        prime=polling is not None, polling=polling)

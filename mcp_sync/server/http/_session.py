@@ -162,6 +162,9 @@ class SessionTransport(Transport):
         self._when_idle: list[Callable[[], None]] = []
         self.standalone = Stream(STANDALONE_STREAM, sse=True,
                                  resumable=self._store is not None)
+        #: The session negotiated SSE polling (2025-11-25): its streams are primed, so
+        #: one may end before its answer (:meth:`hang_up`).
+        self.polling = False
 
     @property
     def closed(self) -> bool:
@@ -521,6 +524,19 @@ class SessionTransport(Transport):
             live.last_delivery = self._clock()
             self._cond.notify_all()
             return replay, live, token
+
+    def hang_up(self, related_to: RequestId) -> bool:
+        """End the response of the SSE stream carrying ``related_to`` (V1125-13); the
+        stream goes on, for the client's GET with ``Last-Event-ID``. Only in a polling
+        session, and only while a consumer delivers that stream."""
+        with self._cond:
+            owner = self._owners.get(related_to)
+            if (not self.polling or owner is None or not owner.sse or not owner.resumable
+                    or owner.consumer is None):
+                return False
+            owner.consumer = None
+            self._cond.notify_all()
+            return True
 
     def kick_idle_consumer(self, stream: Stream, idle_timeout: float) -> bool:
         """End the consumer of ``stream`` if nothing was delivered for ``idle_timeout``."""

@@ -96,7 +96,9 @@ class SseBody:
                 stream, token, self._keepalive, self._idle_timeout, self._hang_up_at)
             if payload:
                 return payload
-        if self._retry_ms is not None and stream is not None and not stream.finished:
+        # Ended by the server (a hang-up, an idle stream) rather than by delivering the
+        # stream's end: this consumer no longer holds the stream.
+        if self._retry_ms is not None and stream is not None and stream.consumer is not token:
             retry, self._retry_ms = self._retry_ms, None
             return format_retry(retry)
         raise StopIteration
