@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from werkzeug.wrappers import Response as WsgiResponse
 
-from mcp_sync import Client, Context
+from mcp_sync import Client, Context, testing
 from mcp_sync.errors import RequestTimeout
 from mcp_sync.protocol._sse import SseEvent
 from mcp_sync.transports.http_server import make_wsgi_app, serve_http
@@ -215,6 +215,12 @@ def test_close_sse_stream_does_nothing_where_it_cannot_nambig_6(json_response: b
                                 headers={"MCP-Protocol-Version": version})
     assert [m["result"]["content"][0]["text"] for m in messages if m.get("id") == 4] == [
         "answered"]
+
+
+def test_close_sse_stream_does_nothing_over_a_memory_connection() -> None:
+    """Without Streamable HTTP there is no response to end: the call goes on as usual."""
+    with testing.open_client(polling_server(Gate())) as client:
+        assert client.call_tool("hang_up", {}).content[0].text == "answered"
 
 
 def test_polling_options_are_checked() -> None:
@@ -415,3 +421,37 @@ def test_endless_polling_is_bounded_by_the_callers_timeout_v1125_13(serve: Any) 
             for s in seen))
     # More polls than max_reconnects: a poll the server asked for is no failure.
     assert sum(polls.acquire(timeout=0) for _ in range(4)) == 4
+
+
+def test_the_listener_waits_retry_before_reopening_the_get_stream_v1125_16(serve: Any) -> None:
+    """V1125-16, V1125-14: a GET stream the server ends after ``retry: 300`` is reopened
+    no sooner than 300 ms later, with the last event id it carried."""
+    hung_up: list[float] = []
+    reopened: list[float] = []
+
+    def first_stream() -> Iterator[bytes]:
+        yield (b'id: g:1\ndata: {"jsonrpc":"2.0","method":"notifications/tools/'
+               b'list_changed"}\n\n')
+        hung_up.append(time.monotonic())
+        yield b"retry: 300\n\n"
+
+    def handle(seen: Seen) -> WsgiResponse:
+        if seen.method == "DELETE":
+            return WsgiResponse(status=204)
+        if seen.method == "GET":
+            if not hung_up:
+                return WsgiResponse(first_stream(), mimetype="text/event-stream")
+            reopened.append(time.monotonic())
+            return WsgiResponse(status=405)  # no more streams: the listener stops
+        if seen.body.get("method") == "initialize":
+            return initialize_answer(seen)
+        return WsgiResponse(status=202)
+
+    changed = threading.Event()
+    server = serve(handle)
+    with open_client(server.url, on_list_changed=lambda kind: changed.set()):
+        assert changed.wait(WAIT)
+        server.wait_for(lambda seen: sum(s.method == "GET" for s in seen) >= 2)
+    gets = server.requests("GET")
+    assert [s.header("Last-Event-ID") for s in gets[:2]] == [None, "g:1"]
+    assert reopened[0] - hung_up[0] >= 0.3
