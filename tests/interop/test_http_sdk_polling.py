@@ -49,9 +49,12 @@ def _server(resumes: _Resumes) -> Server:
     server = Server("http-polling", version="1.0.0")
 
     @server.tool()
-    def two_step(ctx: Context) -> str:
-        """Report progress, wait until the client came back for the rest, report, answer."""
+    def two_step(hang_up: bool, ctx: Context) -> str:
+        """Report progress, wait until the client came back for the rest (after ending
+        the response ourselves, with ``hang_up``), report, answer."""
         ctx.report_progress(1, 2, "before")
+        if hang_up:
+            assert ctx.close_sse_stream()
         resumed = resumes.seen.wait(WAIT)
         ctx.report_progress(2, 2, "after")
         return "done" if resumed else "never resumed"
@@ -66,7 +69,7 @@ async def _recorded_http(url: str, traffic: _Traffic) -> AsyncIterator[tuple[Any
                _RecordingWriter(write_stream, traffic.sent))
 
 
-async def _drive(url: str) -> dict[str, Any]:
+async def _drive(url: str, hang_up: bool) -> dict[str, Any]:
     traffic = _Traffic()
     seen: dict[str, Any] = {"traffic": traffic, "progress": []}
 
@@ -76,20 +79,23 @@ async def _drive(url: str) -> dict[str, Any]:
     with anyio.fail_after(WAIT * 2):
         async with SdkClient(_recorded_http(url, traffic)) as client:
             seen["protocol_version"] = client.protocol_version
-            seen["answer"] = await client.call_tool("two_step", {},
+            seen["answer"] = await client.call_tool("two_step", {"hang_up": hang_up},
                                                     progress_callback=on_progress)
     return seen
 
 
 @pytest.mark.timeout(60)
-def test_sdk_client_polls_our_server_v1125_12_13_14_17() -> None:
+@pytest.mark.parametrize("hang_up", [False, True], ids=["sse_poll_after", "close_sse_stream"])
+def test_sdk_client_polls_our_server_v1125_12_13_14_17(hang_up: bool) -> None:
     """V1125-12/13/14/17, DES-8: the SDK client negotiates 2025-11-25, skips the priming
-    event, resumes the call's stream by GET after our hang-up, and gets the progress
-    and result sent while it was away."""
+    event, resumes the call's stream by GET after our hang-up (after ``sse_poll_after``,
+    or when the tool ends its response), and gets the progress and result sent while
+    it was away."""
     resumes = _Resumes()
-    with serve_http(_server(resumes), sse_poll_after=0.2, sse_retry=0.05,
-                    wrap=resumes.wrap) as handle:
-        seen = anyio.run(_drive, handle.url)
+    options: dict[str, Any] = {} if hang_up else {"sse_poll_after": 0.2}
+    with serve_http(_server(resumes), sse_retry=0.05, wrap=resumes.wrap,
+                    **options) as handle:
+        seen = anyio.run(_drive, handle.url, hang_up)
 
     assert seen["protocol_version"] == "2025-11-25"
     assert [c.text for c in seen["answer"].content] == ["done"]

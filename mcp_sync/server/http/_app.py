@@ -337,7 +337,7 @@ class StreamableHttpApp(GetAndDelete):
     def _known_methods(self) -> set[str]:
         return {"initialize", "ping", *self.server.served_methods}
 
-    def polling(self, session: _Session) -> Polling | None:
+    def _polling(self, session: _Session) -> Polling | None:
         """How the session's event streams poll: None unless it negotiated 2025-11-25
         (NAMBIG-6, DES-8). Every stateful session has an event store to resume from."""
         profile = session.connection.session.profile
@@ -401,7 +401,7 @@ class StreamableHttpApp(GetAndDelete):
         if session is None:
             return unknown_session()
         return self._deliver(session.transport, incoming, use_sse,
-                             lambda finished: self._leave(session), self.polling(session))
+                             lambda finished: self._leave(session), self._polling(session))
 
     def _deliver(self, transport: SessionTransport, incoming: Incoming, use_sse: bool,
                  release: Callable[[bool], None],
@@ -493,7 +493,7 @@ class StreamableHttpApp(GetAndDelete):
             return Response(payloads[0], status=200, content_type=(
                 "text/event-stream" if use_sse else "application/json"))
         log.debug("session %s started", session_id)
-        polling = self.polling(session)
+        polling = self._polling(session)
         transport.polling = polling is not None
         headers = {SESSION_HEADER: session_id}
         if not use_sse:

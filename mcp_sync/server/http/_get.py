@@ -38,7 +38,7 @@ class GetAndDelete:
         def _enter(self, session_id: str) -> _Session | None: ...
         def _leave(self, session: _Session, abandoned: bool = False) -> None: ...
         def _end_session(self, session: _Session) -> None: ...
-        def polling(self, session: _Session) -> Polling | None: ...
+        def _polling(self, session: _Session) -> Polling | None: ...
 
     def claim_get_stream(self, *, replacing: bool = False) -> bool:
         """Count one more open GET stream; False if ``max_get_streams`` are open.
@@ -100,7 +100,7 @@ class GetAndDelete:
         body = SseBody(transport, stream, token, replay=replay,
                        keepalive=self.keepalive_interval,
                        idle_timeout=self.get_stream_timeout, on_close=release,
-                       polling=self.polling(session))
+                       polling=self._polling(session))
         return Response(body, status=200, content_type="text/event-stream",
                         headers=_SSE_HEADERS)
 
@@ -117,7 +117,7 @@ class GetAndDelete:
         body = SseBody(session.transport, stream, token, replay=replay,
                        keepalive=self.keepalive_interval,
                        on_close=lambda finished: self._leave(session),
-                       polling=self.polling(session))
+                       polling=self._polling(session))
         return Response(body, status=200, content_type="text/event-stream",
                         headers=_SSE_HEADERS)
 
