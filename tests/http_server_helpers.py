@@ -129,10 +129,12 @@ def parse_sse(data: bytes) -> list[SseEvent]:
 
 
 def messages_of(response: TestResponse) -> list[Any]:
-    """The JSON-RPC messages of a POST answer, SSE or JSON, each schema-checked."""
+    """The JSON-RPC messages of a POST answer, SSE or JSON, each schema-checked; events
+    without data (a 2025-11-25 priming event, V1125-12) carry no message."""
     content_type = response.headers.get("Content-Type", "")
     if content_type.startswith("text/event-stream"):
-        return [checked(json.loads(event.data)) for event in parse_sse(response.get_data())]
+        return [checked(json.loads(event.data)) for event in parse_sse(response.get_data())
+                if event.data]
     if content_type.startswith("application/json"):
         return [checked(json.loads(response.get_data()))]
     return []

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["SseEvent", "SseParser", "format_comment", "format_data_event", "format_event"]
+__all__ = ["SseEvent", "SseParser", "format_comment", "format_data_event", "format_event",
+           "format_priming", "format_retry"]
 
 
 @attrs.frozen
@@ -58,6 +59,19 @@ def format_data_event(data: bytes, *, event: str | None = "message",
     if b"\n" in data or b"\r" in data:
         return format_event(data.decode("utf-8"), event=event, event_id=event_id)
     return b"".join((_head(event, event_id, None).encode("utf-8"), b"data: ", data, b"\n\n"))
+
+
+def format_priming(event_id: str, retry: int | None = None) -> bytes:
+    """An event of an id and empty data: it gives the client a ``Last-Event-ID`` to
+    resume from before any message went out (V1125-12); clients skip its empty data.
+    ``retry`` tells at once how long to wait before reconnecting, should the stream end."""
+    return _head(None, event_id, retry).encode("utf-8") + b"data: \n\n"
+
+
+def format_retry(milliseconds: int) -> bytes:
+    """A lone ``retry:`` field: how long the client should wait before reconnecting
+    (V1125-14). It dispatches no event."""
+    return f"retry: {max(0, int(milliseconds))}\n\n".encode()
 
 
 def format_comment(text: str = "") -> bytes:

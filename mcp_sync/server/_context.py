@@ -108,6 +108,19 @@ class Context:
         """The protocol version agreed with the client."""
         return self._connection.protocol_version
 
+    def close_sse_stream(self) -> bool:
+        """End the SSE response carrying this request before its answer (SSE polling).
+
+        The call goes on: what it sends next, its answer included, waits for the client,
+        which comes back with GET and ``Last-Event-ID`` after the ``retry:`` delay. Only
+        over Streamable HTTP, in a session negotiated at 2025-11-25, while the answer
+        travels on an SSE stream the client is reading; elsewhere it does nothing.
+
+        Returns:
+            True if the response was ended.
+        """
+        return self._connection.engine.transport.hang_up(self._incoming.id)
+
     # --- logging ----------------------------------------------------------------------------
 
     def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> bool:

@@ -77,6 +77,12 @@ class Transport(abc.ABC):
         """
         return False
 
+    def hang_up(self, related_to: RequestId) -> bool:
+        """End the response stream that carries request ``related_to`` before its
+        answer, so that the peer comes back for the rest (Streamable HTTP's SSE
+        polling); False when there is no such stream to end. The default has none."""
+        return False
+
     #: True for a transport that accepts a receiver and never ends by itself: only
     #: :meth:`close` ends it. The engine then reads nothing and starts no reader thread.
     ends_on_close = False

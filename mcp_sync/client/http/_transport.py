@@ -421,13 +421,18 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                      response: requests.Response) -> None:
         parser = SseParser(self._max_message_size)
         outcome = self._pump(response, parser, post)
+        retry = parser.retry
         failures = 0
         while post.outstanding and outcome is not Outcome.TOO_LARGE:
+            # V1125-13..17: the server may end the stream before answering; it goes on,
+            # and GET with the last event id of this stream takes the rest.
             last_id = parser.last_event_id
             if last_id is None or failures >= self._max_reconnects:
                 break
-            if self._stop.wait(self._delay(parser.retry, failures)):
+            if self._stop.wait(self._delay(retry, failures)):
                 return
+            if not post.outstanding:
+                break  # its calls were cancelled meanwhile (their caller's timeout)
             with self._lock:
                 session_id, version = self._session_id, self._protocol_version
             headers = self._headers(EVENT_STREAM, session_id, version, last_event_id=last_id)
@@ -456,8 +461,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                     log.debug("the server refused to resume %r: HTTP %d", last_id, status)
                     break
                 parser = resume_parser(parser, self._max_message_size)
+                parser.retry = None
                 outcome = self._pump(resumed, parser, post)
-                failures = 0 if outcome is Outcome.EVENTS else failures + 1
+                # A stream the server ended with `retry:` asks us to poll: no failure.
+                polled = parser.retry is not None
+                retry = parser.retry if polled else retry
+                failures = 0 if outcome is Outcome.EVENTS or polled else failures + 1
         if self._stop.is_set():
             return
         if outcome is Outcome.TOO_LARGE:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._checks import SESSION_HEADER
-from ._session import SseBody
+from ._sse_body import SseBody
 
 __all__ = ["SSE_HEADERS", "PostAnswer", "cors_fields"]
 

@@ -55,7 +55,8 @@ from ._event_store import EventStore, MemoryEventStore
 from ._get import GetAndDelete
 from ._host import ConnectionHost
 from ._legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
-from ._session import SessionTransport, SseBody
+from ._session import SessionTransport
+from ._sse_body import Polling, SseBody
 
 if TYPE_CHECKING:
     from .._connection import ServerConnection
@@ -117,6 +118,8 @@ class StreamableHttpApp(GetAndDelete):
         legacy_sse_path: str = DEFAULT_SSE_PATH,
         legacy_messages_path: str = DEFAULT_MESSAGES_PATH,
         wsgi_threads: int | None = None,
+        sse_poll_after: float | None = None,
+        sse_retry: float = 1.0,
     ) -> None:
         if max_body_size < 1 or max_get_streams < 0 or max_sessions < 1:
             raise ValueError("max_body_size and max_sessions must be positive, "
@@ -124,7 +127,8 @@ class StreamableHttpApp(GetAndDelete):
         for name, value in (("get_stream_timeout", get_stream_timeout),
                             ("session_timeout", session_timeout),
                             ("abandoned_session_timeout", abandoned_session_timeout),
-                            ("keepalive_interval", keepalive_interval)):
+                            ("keepalive_interval", keepalive_interval),
+                            ("sse_poll_after", sse_poll_after)):
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive")
         self.server = server
@@ -140,6 +144,10 @@ class StreamableHttpApp(GetAndDelete):
         self.keepalive_interval = keepalive_interval
         self.session_timeout = session_timeout
         self.abandoned_session_timeout = abandoned_session_timeout
+        if sse_retry < 0:
+            raise ValueError("sse_retry cannot be negative")
+        self.sse_poll_after = sse_poll_after
+        self.sse_retry = sse_retry
         self._host_checked = False
         if wsgi_threads is not None:
             self._check_host_threads(wsgi_threads, "wsgi_threads")
@@ -331,6 +339,14 @@ class StreamableHttpApp(GetAndDelete):
     def _known_methods(self) -> set[str]:
         return {"initialize", "ping", *self.server.served_methods}
 
+    def _polling(self, session: _Session) -> Polling | None:
+        """How the session's event streams poll: None unless it negotiated 2025-11-25
+        (NAMBIG-6, DES-8). Every stateful session has an event store to resume from."""
+        profile = session.connection.session.profile
+        if profile is None or not profile.sse_polling:
+            return None
+        return Polling(self.sse_poll_after, round(self.sse_retry * 1000))
+
     def authorized(self, request: Request) -> bool:
         """Whether the token verifier (if any) lets ``request`` through."""
         if self.token_verifier is None:
@@ -389,13 +405,15 @@ class StreamableHttpApp(GetAndDelete):
             return unknown_session()
         note_version(request, session.connection.protocol_version)
         return self._deliver(session.transport, incoming, use_sse,
-                             lambda finished: self._leave(session))
+                             lambda finished: self._leave(session), self._polling(session))
 
     def _deliver(self, transport: SessionTransport, incoming: Incoming, use_sse: bool,
-                 release: Callable[[bool], None]) -> _PostAnswer | Response:
+                 release: Callable[[bool], None],
+                 polling: Polling | None = None) -> _PostAnswer | Response:
         """Feed one POST body to a session and answer with its stream (or 202).
 
-        ``release`` runs exactly once, when the answer is complete or abandoned.
+        ``release`` runs exactly once, when the answer is complete or abandoned. With
+        ``polling`` an event stream opens with a priming event and may end early.
         """
         batch = isinstance(incoming, Batch)
         items = incoming.items if isinstance(incoming, Batch) else (incoming,)
@@ -425,7 +443,8 @@ class StreamableHttpApp(GetAndDelete):
         if use_sse:
             return _PostAnswer.events(SseBody(transport, stream, opened.token,
                                           keepalive=self.keepalive_interval,
-                                          on_close=release))
+                                          on_close=release, prime=polling is not None,
+                                          polling=polling))
         try:
             transport.wait_finished(stream)
             transport.wait_related_written(stream, _RELATED_HEAD_START)
@@ -478,6 +497,8 @@ class StreamableHttpApp(GetAndDelete):
             return Response(payloads[0], status=200, content_type=(
                 "text/event-stream" if use_sse else "application/json"))
         log.debug("session %s started", session_id)
+        polling = self._polling(session)
+        transport.polling = polling is not None
         headers = {SESSION_HEADER: session_id}
         if not use_sse:
             payloads = transport.take(opened.stream)
@@ -486,7 +507,8 @@ class StreamableHttpApp(GetAndDelete):
                             headers=headers)
         token = transport.attach(opened.stream)
         body = SseBody(transport, opened.stream, token, keepalive=self.keepalive_interval,
-                       on_close=lambda finished: self._leave(session))
+                       on_close=lambda finished: self._leave(session),
+                       prime=polling is not None, polling=polling)
         return Response(body, status=200, content_type="text/event-stream",
                         headers={**_SSE_HEADERS, **headers})
 

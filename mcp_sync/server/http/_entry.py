@@ -93,6 +93,14 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
               503.
             * ``event_store`` (a :class:`MemoryEventStore`): keeps sent events so that
               a client can resume a dropped stream with ``Last-Event-ID``.
+            * ``sse_poll_after`` (None): in sessions negotiated at 2025-11-25, end an
+              SSE response still open after this many seconds, ``retry:`` last; the
+              client comes back with GET and ``Last-Event-ID`` for the rest, which
+              waits in the stream and the event store (V1125-13). Sessions at older
+              versions keep their streams open until the answer (NAMBIG-6).
+            * ``sse_retry`` (1 s): the wait sent as ``retry:`` in the priming event (an
+              id, empty data; V1125-12) that opens each POST stream of a 2025-11-25
+              session, and before the server ends an unfinished stream of one.
             * ``clock`` (``time.monotonic``): the time source for the timeouts.
             * ``legacy_sse`` (False): also serve the 2024-11-05 HTTP+SSE transport for
               old clients (HTTP-36/38): GET ``legacy_sse_path`` opens a session's event

@@ -13,7 +13,8 @@ from werkzeug.wrappers import Request, Response
 from ...errors import ConnectionClosed, ErrorCode
 from ._answer import SSE_HEADERS as _SSE_HEADERS
 from ._checks import SESSION_HEADER, accepts, error_response, parse_event_id, unknown_session
-from ._session import STANDALONE_STREAM, CannotResume, SseBody
+from ._session import STANDALONE_STREAM, CannotResume
+from ._sse_body import Polling, SseBody
 
 if TYPE_CHECKING:
     from ._app import _Session
@@ -37,6 +38,7 @@ class GetAndDelete:
         def _enter(self, session_id: str) -> _Session | None: ...
         def _leave(self, session: _Session, abandoned: bool = False) -> None: ...
         def _end_session(self, session: _Session) -> None: ...
+        def _polling(self, session: _Session) -> Polling | None: ...
 
     def claim_get_stream(self, *, replacing: bool = False) -> bool:
         """Count one more open GET stream; False if ``max_get_streams`` are open.
@@ -97,7 +99,8 @@ class GetAndDelete:
             return unknown_session()
         body = SseBody(transport, stream, token, replay=replay,
                        keepalive=self.keepalive_interval,
-                       idle_timeout=self.get_stream_timeout, on_close=release)
+                       idle_timeout=self.get_stream_timeout, on_close=release,
+                       polling=self._polling(session))
         return Response(body, status=200, content_type="text/event-stream",
                         headers=_SSE_HEADERS)
 
@@ -113,7 +116,8 @@ class GetAndDelete:
                                   f"Bad Request: cannot resume: {exc}")
         body = SseBody(session.transport, stream, token, replay=replay,
                        keepalive=self.keepalive_interval,
-                       on_close=lambda finished: self._leave(session))
+                       on_close=lambda finished: self._leave(session),
+                       polling=self._polling(session))
         return Response(body, status=200, content_type="text/event-stream",
                         headers=_SSE_HEADERS)
 

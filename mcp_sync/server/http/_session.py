@@ -63,8 +63,7 @@ from ...transports.base import Pusher, Receiver, Transport
 from ._event_store import EventStore, StoredEvent
 from ._inbox import Inbox
 
-__all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "SseBody", "Stream",
-           "encode_answer"]
+__all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "Stream", "encode_answer"]
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -163,6 +162,9 @@ class SessionTransport(Transport):
         self._when_idle: list[Callable[[], None]] = []
         self.standalone = Stream(STANDALONE_STREAM, sse=True,
                                  resumable=self._store is not None)
+        #: The session negotiated SSE polling (2025-11-25): its streams are primed, so
+        #: one may end before its answer (:meth:`hang_up`).
+        self.polling = False
 
     @property
     def closed(self) -> bool:
@@ -418,15 +420,19 @@ class SessionTransport(Transport):
         callback()
 
     def next_chunk(self, stream: Stream, token: object, keepalive: float,
-                   idle_timeout: float | None) -> tuple[bytes, bool]:
+                   idle_timeout: float | None, until: float | None = None,
+                   ) -> tuple[bytes, bool]:
         """Wait for events of ``stream`` and take them all.
 
         Returns ``(data, ended)``: the events (or a keep-alive comment after
-        ``keepalive`` seconds of silence), and whether this consumer is done: the
-        stream finished, another consumer took over, or nothing was delivered for
-        ``idle_timeout`` seconds.
+        ``keepalive`` seconds of silence; nothing, if ``until``, a ``time.monotonic()``
+        value, comes first), and whether this consumer is done: the stream finished,
+        another consumer took over, or nothing was delivered for ``idle_timeout`` seconds.
         """
         deadline = time.monotonic() + keepalive
+        quiet = until is not None and until < deadline
+        if until is not None and quiet:
+            deadline = until
         with self._cond:
             if stream.consumer is token and stream.written < stream.handed:
                 stream.written = stream.handed
@@ -448,7 +454,7 @@ class SessionTransport(Transport):
                             and self._clock() - stream.last_delivery >= idle_timeout):
                         stream.consumer = None
                         return b"", True
-                    return format_comment("keep-alive"), False
+                    return (b"" if quiet else format_comment("keep-alive")), False
                 self._cond.wait(remaining)
 
     def wait_finished(self, stream: Stream, timeout: float | None = None) -> bool:
@@ -519,6 +525,19 @@ class SessionTransport(Transport):
             self._cond.notify_all()
             return replay, live, token
 
+    def hang_up(self, related_to: RequestId) -> bool:
+        """End the response of the SSE stream carrying ``related_to`` (V1125-13); the
+        stream goes on, for the client's GET with ``Last-Event-ID``. Only in a polling
+        session, and only while a consumer delivers that stream."""
+        with self._cond:
+            owner = self._owners.get(related_to)
+            if (not self.polling or owner is None or not owner.sse or not owner.resumable
+                    or owner.consumer is None):
+                return False
+            owner.consumer = None
+            self._cond.notify_all()
+            return True
+
     def kick_idle_consumer(self, stream: Stream, idle_timeout: float) -> bool:
         """End the consumer of ``stream`` if nothing was delivered for ``idle_timeout``."""
         with self._cond:
@@ -547,52 +566,3 @@ def _run(callbacks: list[Callable[[], None]]) -> None:
             callback()
         except Exception:
             log.exception("stream callback failed")
-
-
-class SseBody:
-    """The WSGI body of one SSE response: events as they come, keep-alives in between.
-
-    The first chunk goes out at once (a comment, plus any replayed events) so that the
-    client has the response headers without waiting for the first event. ``on_close``
-    runs exactly once, when the server closes the body, with False if the client went
-    away while the stream was still due events (see :meth:`SessionTransport.detach`).
-    """
-
-    def __init__(self, transport: SessionTransport, stream: Stream | None, token: object | None,
-                 *, replay: Sequence[bytes] = (), keepalive: float,
-                 idle_timeout: float | None = None,
-                 on_close: Callable[[bool], None] | None = None) -> None:
-        self._transport = transport
-        self._stream = stream
-        self._token = token
-        self._first: bytes | None = format_comment() + b"".join(replay)
-        self._keepalive = keepalive
-        self._idle_timeout = idle_timeout
-        self._on_close = on_close
-        self._ended = stream is None or token is None
-        self._closed = False
-
-    def __iter__(self) -> SseBody:
-        return self
-
-    def __next__(self) -> bytes:
-        if self._first is not None:
-            first, self._first = self._first, None
-            return first
-        while not self._ended:
-            assert self._stream is not None and self._token is not None
-            payload, self._ended = self._transport.next_chunk(
-                self._stream, self._token, self._keepalive, self._idle_timeout)
-            if payload:
-                return payload
-        raise StopIteration
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        finished = True
-        if self._stream is not None and self._token is not None:
-            finished = self._transport.detach(self._stream, self._token)
-        if self._on_close is not None:
-            self._on_close(finished)
