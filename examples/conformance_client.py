@@ -57,10 +57,10 @@ def tools_call(url: str) -> None:
         print(text_of(client.call_tool("add_numbers", {"a": 5, "b": 3})))
 
 
-def accept_with_defaults(params: Any) -> dict[str, Any]:
-    """Answer an elicitation as a user who accepts the form without changing a field:
-    what is left out is to be filled from the schema's defaults (SEP-1034)."""
-    return {"action": "accept", "content": {}}
+def accept_with_defaults(request: Any) -> dict[str, Any]:
+    """Answer an elicitation as a user who accepts the form as it was pre-filled: every
+    field that has a default keeps it (SEP-1034)."""
+    return {"action": "accept", "content": dict(request.defaults)}
 
 
 def elicitation_defaults(url: str) -> None:
