@@ -1,0 +1,323 @@
+"""The fixtures of the official MCP conformance suite, served by mcp_sync.
+
+The suite (``@modelcontextprotocol/conformance``, see ``.ci/conformance``) runs its server
+scenarios against a live server and calls tools, resources and prompts of fixed names
+with fixed arguments; this server offers every one of them. Over Streamable HTTP::
+
+    python examples/conformance_server.py --http --host 127.0.0.1 --port 3000
+    npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3000/mcp \\
+        --requirements 2025-11-25
+
+``--port 0`` picks a free port; the URL is printed to stderr. Over stdio (the default) a
+client spawns it. For gunicorn or any WSGI server, ``app`` is the application, serving
+the endpoint at ``/mcp`` and answering only requests addressed to a loopback host::
+
+    gunicorn -k gthread --threads 16 --chdir examples conformance_server:app
+
+It offers:
+
+* tools ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
+  ``test_embedded_resource``, ``test_multiple_content_types`` (each returns what its name
+  says), ``test_tool_with_logging`` (three log messages), ``test_tool_with_progress``
+  (progress 0, 50 and 100 of 100), ``test_error_handling`` (always fails),
+  ``test_sampling`` (asks the client's model), ``test_elicitation``,
+  ``test_elicitation_sep1034_defaults`` and ``test_elicitation_sep1330_enums`` (ask the
+  client's user, with default values and with every enum form) and
+  ``test_reconnection`` (a call that takes a moment);
+* resources ``test://static-text``, ``test://static-binary`` (a PNG),
+  ``test://watched-resource`` (to subscribe to) and the template
+  ``test://template/{id}/data``;
+* prompts ``test_simple_prompt``, ``test_prompt_with_arguments`` (its ``arg1`` and ``arg2``
+  complete from a short list), ``test_prompt_with_embedded_resource`` and
+  ``test_prompt_with_image``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import wave
+from collections.abc import Sequence
+from typing import Any
+
+from mcp_sync import Context, Server, types
+from mcp_sync.content import Audio, Image
+from mcp_sync.transports.http_server import LOOPBACK_HOSTS
+
+# A 1x1 red pixel.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC")
+
+STEP_DELAY = 0.05  # between the log messages and the progress notifications
+
+WORDS = ["paris", "park", "party", "test", "testing"]
+
+
+def make_wav(frames: int = 800, rate: int = 8000) -> bytes:
+    """A WAV file of silence: mono, 8-bit, ``frames / rate`` seconds long."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(1)
+        out.setframerate(rate)
+        out.writeframes(b"\x80" * frames)  # 8-bit samples are unsigned: 128 is silence
+    return buffer.getvalue()
+
+
+WAV = make_wav()
+
+#: Asked for by ``test_elicitation``.
+CONTACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+
+#: A default for each primitive type (SEP-1034).
+DEFAULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {"type": "string", "description": "User status",
+                   "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "description": "Verification status",
+                     "default": True},
+    },
+}
+
+#: The five forms of an enum (SEP-1330).
+ENUMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": [
+            {"const": "value1", "title": "First Option"},
+            {"const": "value2", "title": "Second Option"},
+            {"const": "value3", "title": "Third Option"},
+        ]},
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array",
+                          "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": [
+            {"const": "value1", "title": "First Choice"},
+            {"const": "value2", "title": "Second Choice"},
+            {"const": "value3", "title": "Third Choice"},
+        ]}},
+    },
+}
+
+
+def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> str:
+    """Ask the client's user (``elicitation/create``); the answer as ``action=..., content=...``.
+
+    The request is sent as the suite specifies it, field for field.
+    """
+    answer = ctx.send_request("elicitation/create",
+                              {"message": message, "requestedSchema": schema})
+    content = json.dumps(answer.get("content", {}), sort_keys=True)
+    return f"action={answer.get('action')}, content={content}"
+
+
+def make_server() -> Server:
+    """Build the server with every fixture of the conformance suite.
+
+    Returns:
+        A new :class:`~mcp_sync.Server` named ``mcp-sync-conformance``.
+    """
+    server = Server("mcp-sync-conformance", version="1.0.0",
+                    instructions="The fixtures of the MCP conformance suite.",
+                    tools=True, resources=True, prompts=True, completions=True, logging=True)
+
+    # --- tools --------------------------------------------------------------------------
+
+    @server.tool()
+    def test_simple_text() -> str:
+        """Return a simple text."""
+        return "This is a simple text response for testing."
+
+    @server.tool()
+    def test_image_content() -> Image:
+        """Return a PNG image."""
+        return Image(PNG, "image/png")
+
+    @server.tool()
+    def test_audio_content() -> Audio:
+        """Return a WAV clip."""
+        return Audio(WAV, "audio/wav")
+
+    @server.tool()
+    def test_embedded_resource() -> types.EmbeddedResource:
+        """Return an embedded text resource."""
+        return types.EmbeddedResource(resource=types.TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain",
+            text="This is an embedded resource content."))
+
+    @server.tool()
+    def test_multiple_content_types() -> list[Any]:
+        """Return text, an image and an embedded resource."""
+        return ["Multiple content types test:", Image(PNG, "image/png"),
+                types.EmbeddedResource(resource=types.TextResourceContents(
+                    uri="test://mixed-content-resource", mime_type="application/json",
+                    text=json.dumps({"test": "data", "value": 123})))]
+
+    @server.tool()
+    def test_tool_with_logging(ctx: Context) -> str:
+        """Send three log messages while running."""
+        ctx.info("Tool execution started")
+        ctx.wait_cancelled(STEP_DELAY)
+        ctx.info("Tool processing data")
+        ctx.wait_cancelled(STEP_DELAY)
+        ctx.info("Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool()
+    def test_tool_with_progress(ctx: Context) -> str:
+        """Report progress 0, 50 and 100 of 100 while running."""
+        for progress in (0, 50, 100):
+            if progress and ctx.wait_cancelled(STEP_DELAY):
+                return "cancelled"
+            ctx.report_progress(progress, 100)
+        return "Tool with progress executed successfully"
+
+    @server.tool()
+    def test_error_handling() -> str:
+        """Always fail."""
+        raise RuntimeError("This tool intentionally returns an error for testing")
+
+    @server.tool()
+    def test_sampling(prompt: str, ctx: Context) -> str:
+        """Ask the client's model to answer a prompt.
+
+        Args:
+            prompt: the prompt to send to the model.
+        """
+        reply = ctx.sample(prompt, max_tokens=100)
+        text = reply.content.text if isinstance(reply.content, types.TextContent) else \
+            f"{reply.content.type} content"
+        return f"LLM response: {text}"
+
+    @server.tool()
+    def test_elicitation(message: str, ctx: Context) -> str:
+        """Ask the client's user for a user name and an e-mail address.
+
+        Args:
+            message: the message to show the user.
+        """
+        return "User response: " + elicit(ctx, message, CONTACT_SCHEMA)
+
+    @server.tool()
+    def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Ask the client's user for fields of every primitive type, each with a default."""
+        answer = elicit(ctx, "Please review and update the form fields with defaults",
+                        DEFAULTS_SCHEMA)
+        return f"Elicitation completed: {answer}"
+
+    @server.tool()
+    def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Ask the client's user to choose, with every form of enum."""
+        answer = elicit(ctx, "Please select options from the enum fields", ENUMS_SCHEMA)
+        return f"Elicitation completed: {answer}"
+
+    @server.tool()
+    def test_reconnection(ctx: Context) -> str:
+        """Take a moment, then answer."""
+        ctx.wait_cancelled(STEP_DELAY)
+        return "Reconnection test completed successfully"
+
+    # --- resources ----------------------------------------------------------------------
+
+    @server.resource("test://static-text", mime_type="text/plain",
+                     description="A static text resource.")
+    def static_text() -> str:
+        return "This is the content of the static text resource."
+
+    @server.resource("test://static-binary", mime_type="image/png",
+                     description="A static binary resource (a PNG).")
+    def static_binary() -> bytes:
+        return PNG
+
+    @server.resource("test://watched-resource", mime_type="text/plain",
+                     description="A resource to subscribe to.")
+    def watched_resource() -> str:
+        return "Watched resource content."
+
+    @server.resource("test://template/{id}/data", mime_type="application/json",
+                     description="Data for an ID, from a template.")
+    def template_data(id: str) -> str:
+        return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"},
+                          separators=(",", ":"))
+
+    # --- prompts ------------------------------------------------------------------------
+
+    @server.prompt()
+    def test_simple_prompt() -> str:
+        """A simple prompt without arguments."""
+        return "This is a simple prompt for testing."
+
+    @server.prompt(complete={"arg1": WORDS, "arg2": WORDS})
+    def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+        """A prompt with two arguments.
+
+        Args:
+            arg1: First test argument.
+            arg2: Second test argument.
+        """
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @server.prompt()
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[Any]:
+        """A prompt embedding a resource.
+
+        Args:
+            resourceUri: URI of the resource to embed.
+        """
+        return [types.EmbeddedResource(resource=types.TextResourceContents(
+                    uri=resourceUri, mime_type="text/plain",
+                    text="Embedded resource content for testing.")),
+                "Please process the embedded resource above."]
+
+    @server.prompt()
+    def test_prompt_with_image() -> list[Any]:
+        """A prompt with an image."""
+        return [Image(PNG, "image/png"), "Please analyze the image above."]
+
+    return server
+
+
+server = make_server()
+
+#: The WSGI application for gunicorn and the like, with the MCP endpoint at ``/mcp``. A
+#: Host header naming anything but a loopback address is refused (421), as a local
+#: server must to resist DNS rebinding.
+app = server.wsgi_app(allowed_hosts=LOOPBACK_HOSTS)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve over stdio, or over Streamable HTTP with ``--http``.
+
+    Args:
+        argv: the command-line arguments; ``sys.argv[1:]`` if None.
+    """
+    parser = argparse.ArgumentParser(description="The MCP conformance suite's fixtures.")
+    parser.add_argument("--http", action="store_true",
+                        help="serve Streamable HTTP at /mcp instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    parser.add_argument("--port", type=int, default=3000,
+                        help="the port to listen on (0: a free one)")
+    options = parser.parse_args(argv)
+    if options.http:
+        server.run_http(host=options.host, port=options.port)
+    else:
+        server.run_stdio()
+
+
+if __name__ == "__main__":
+    main()
