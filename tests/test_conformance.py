@@ -68,9 +68,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "json-schema-2020-12":
         "a tool's input schema comes only from type hints: no way to publish a hand-written "
         "JSON Schema 2020-12 ($defs, $anchor, if/then/else) as inputSchema (V1125-2, V1125-3)",
-    "server-sse-polling":
-        "POST event streams start with no priming event and carry no retry field "
-        "(V1125-12, V1125-14): two warnings",
 }
 
 
