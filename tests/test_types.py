@@ -379,7 +379,10 @@ def test_tool_keeps_unknown_members_tools_3() -> None:
         "annotations": {"readOnlyHint": True, "title": "Adder"},
     }
     tool = round_trip(document, types.Tool)
-    assert set(tool.extra) == {"title", "outputSchema", "_meta"}
+    # V0618-8, V0618-16, V0618-17: these are fields of Tool now, not unknown members.
+    assert not tool.extra
+    assert tool.title == "Adder ✓" and tool.meta == {"vendor/x": 1}
+    assert tool.output_schema == document["outputSchema"]
     assert tool.input_schema == document["inputSchema"]
     assert tool.annotations == types.ToolAnnotations(read_only_hint=True, title="Adder")
 

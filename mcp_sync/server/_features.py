@@ -26,7 +26,8 @@ from ..protocol._convert import from_wire
 from ..protocol._record import Record
 from ._content import guess_mime_type
 from ._context import Context
-from ._signature import FunctionSignature, inspect_function
+from ._signature import FunctionSignature, inspect_function, return_hint
+from ._structured import OutputSchema, output_schema_for
 from ._uri_template import UriTemplate
 
 __all__ = [
@@ -169,13 +170,14 @@ class Completions:
 
 
 class RegisteredTool(Record):
-    __slots__ = ("fn", "signature", "tool")
+    __slots__ = ("fn", "output", "signature", "tool")
 
     def __init__(self, tool: types.Tool, fn: Callable[..., Any],
-                 signature: FunctionSignature) -> None:
+                 signature: FunctionSignature, output: OutputSchema | None = None) -> None:
         self.tool = tool
         self.fn = fn
         self.signature = signature
+        self.output = output
 
 
 class RegisteredResource(Record):
@@ -308,19 +310,27 @@ def coerce_strings(signature: FunctionSignature, values: Mapping[str, str]) -> d
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None, description: str | None,
-              annotations: types.ToolAnnotations | Mapping[str, Any] | None) -> RegisteredTool:
+              annotations: types.ToolAnnotations | Mapping[str, Any] | None,
+              title: str | None = None,
+              output_schema: Mapping[str, Any] | bool | None = None,
+              meta: Mapping[str, Any] | None = None) -> RegisteredTool:
     """Inspect a tool function; see :meth:`mcp_sync.Server.add_tool`."""
     _refuse_coroutine(fn, "tool")
     signature = inspect_function(fn, skip_types=(Context,))
     if isinstance(annotations, Mapping):
         annotations = from_wire(dict(annotations), types.ToolAnnotations)
+    tool_name = name or _default_name(fn)
+    output = output_schema_for(return_hint(fn), output_schema, f"tool {tool_name!r}")
     tool = types.Tool(
-        name=name or _default_name(fn),
+        name=tool_name,
+        title=title,
         description=description if description is not None else signature.description,
         input_schema=signature.input_schema,
+        output_schema=None if output is None else output.schema,
         annotations=annotations,
+        meta=None if meta is None else dict(meta),
     )
-    return RegisteredTool(tool, fn, signature)
+    return RegisteredTool(tool, fn, signature, output)
 
 
 def make_resource(fn: Callable[..., Any], uri: str, *, name: str | None,

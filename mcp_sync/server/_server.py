@@ -129,10 +129,16 @@ class Server(Serving):
     @overload
     def tool(self, name: str | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             title: str | None = None,
+             output_schema: Mapping[str, Any] | bool | None = None,
+             meta: Mapping[str, Any] | None = None,
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             title: str | None = None,
+             output_schema: Mapping[str, Any] | bool | None = None,
+             meta: Mapping[str, Any] | None = None,
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -143,19 +149,25 @@ class Server(Serving):
         Raises:
             TypeError: ``name`` is neither a string nor the function itself.
         """
+        options: dict[str, Any] = {"description": description, "annotations": annotations,
+                                   "title": title, "output_schema": output_schema,
+                                   "meta": meta}
         if callable(name):
-            self.add_tool(name, description=description, annotations=annotations)
+            self.add_tool(name, **options)
             return name
         check_decorator_argument("tool", name)
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name=name, description=description, annotations=annotations)
+            self.add_tool(fn, name=name, **options)
             return fn
         return register
 
     def add_tool(self, fn: Callable[..., Any], *, name: str | None = None,
                  description: str | None = None,
-                 annotations: types.ToolAnnotations | Mapping[str, Any] | None = None) -> None:
+                 annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+                 title: str | None = None,
+                 output_schema: Mapping[str, Any] | bool | None = None,
+                 meta: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
         Connected clients are sent ``notifications/tools/list_changed``.
@@ -170,12 +182,21 @@ class Server(Serving):
             description: the tool's description; the docstring by default.
             annotations: :class:`~mcp_sync.types.ToolAnnotations`, or a dict in the wire
                 shape (``{"readOnlyHint": True}``).
+            title: display text for people (2025-06-18); ``name`` stays the identifier.
+            output_schema: the JSON Schema (``"type": "object"``) of the tool's structured
+                result; by default it comes from the return annotation (an attrs class,
+                dataclass, TypedDict or dict is an object, another type is wrapped as
+                ``{"result": ...}``); ``False`` declares none. Results are checked
+                against it before they are sent (see ``docs/server.md``).
+            meta: the tool's ``_meta`` object.
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
-                cannot be turned into a schema.
+                cannot be turned into a schema, or ``output_schema`` is not an object
+                schema.
         """
-        registered = make_tool(fn, name=name, description=description, annotations=annotations)
+        registered = make_tool(fn, name=name, description=description, annotations=annotations,
+                               title=title, output_schema=output_schema, meta=meta)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
 
