@@ -28,37 +28,20 @@ from typing import Any, get_args, get_origin
 import attrs
 
 from .. import types
-from ..protocol._record import Record
+from ..protocol._schema_check import SchemaCheck
 from ._schema import _build, _is_class
 
 __all__ = ["OutputMismatch", "OutputSchema", "output_schema_for", "structured_result"]
 
 
-class OutputSchema(Record):
+class OutputSchema(SchemaCheck):
     """A tool's output schema; ``wrapped`` when the value goes under ``"result"``."""
 
-    __slots__ = ("_validator", "schema", "wrapped")
+    __slots__ = ("wrapped",)
 
     def __init__(self, schema: dict[str, Any], wrapped: bool) -> None:
-        self.schema = schema
+        super().__init__(schema)
         self.wrapped = wrapped
-        self._validator: Any = None
-
-    def problems(self, data: Any) -> list[str]:
-        """What makes ``data`` not conform, one message per error, with its JSON path."""
-        if self._validator is None:
-            # Here, not at import: a server whose tools return nothing structured never
-            # loads jsonschema. NAMBIG-3: ``$schema`` when present, otherwise 2020-12.
-            from jsonschema import Draft202012Validator
-            from jsonschema.validators import validator_for
-
-            cls = validator_for(self.schema, default=Draft202012Validator)
-            self._validator = cls(self.schema)
-        found = []
-        for error in self._validator.iter_errors(data):
-            where = "/".join(str(part) for part in error.absolute_path)
-            found.append(f"{'at ' + where + ': ' if where else ''}{error.message}")
-        return found
 
 
 _CONTAINERS = frozenset({
