@@ -29,6 +29,7 @@ these classes and JSON-ready data.
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .protocol._icons import is_safe_icon_src
 from .protocol._types_common import (
     LOGGING_LEVELS,
     Annotations,
@@ -38,6 +39,7 @@ from .protocol._types_common import (
     Content,
     Cursor,
     EmbeddedResource,
+    Icon,
     ImageContent,
     Implementation,
     IncludeContext,
@@ -166,7 +168,8 @@ __all__ = [
     "CompleteRequestParams", "CompleteResult", "Completion", "CompletionArgument", "Content",
     "CreateMessageRequest", "CreateMessageRequestParams", "CreateMessageResult", "Cursor",
     "EmbeddedResource", "EmptyResult", "GetPromptRequest", "GetPromptRequestParams",
-    "GetPromptResult", "ImageContent", "Implementation", "IncludeContext", "InitializeRequest",
+    "GetPromptResult", "Icon", "ImageContent", "Implementation", "IncludeContext",
+    "InitializeRequest",
     "InitializeRequestParams", "InitializeResult", "InitializedNotification",
     "InitializedNotificationParams", "ListPromptsRequest", "ListPromptsRequestParams",
     "ListPromptsResult", "ListResourceTemplatesRequest", "ListResourceTemplatesRequestParams",
@@ -188,6 +191,7 @@ __all__ = [
     "SubscribeRequest", "SubscribeRequestParams", "TextContent", "TextResourceContents", "Tool",
     "ToolAnnotations", "ToolListChangedNotification", "ToolListChangedNotificationParams",
     "ToolsCapability", "UnknownContent", "UnsubscribeRequest", "UnsubscribeRequestParams",
+    "is_safe_icon_src",
 ]
 
 # The types of the features a program may never use are built when one of their names is

@@ -77,7 +77,7 @@ def test_initialize_request_and_initialized_lifecycle_2_4(fake: Any) -> None:
     server.finish()
     initialize = seen["initialize"]
     assert not list(validator("InitializeRequest").iter_errors(initialize))
-    assert initialize["params"]["protocolVersion"] == "2025-03-26"
+    assert initialize["params"]["protocolVersion"] == "2025-11-25"
     assert initialize["params"]["clientInfo"] == {"name": "my-app", "version": "3.1"}
     assert seen["next"] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
 

@@ -422,7 +422,8 @@ def test_unsupported_protocol_version_header_is_400(peer: WsgiPeer) -> None:
     assert response.status_code == 400
     error = error_of(response)["error"]
     assert error["code"] == -32600
-    assert error["data"]["supported"] == ["2024-11-05", "2025-03-26"]
+    assert error["data"]["supported"] == [
+        "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
     get = peer.client.get("/mcp", headers={"MCP-Protocol-Version": "2099-01-01",
                                            "Mcp-Session-Id": peer.session_id or "",
                                            "Accept": "text/event-stream"})

@@ -218,7 +218,7 @@ def test_handshake_lifecycle_2_3_4() -> None:
     sent = json.loads(encode(init))
     assert sent["method"] == "initialize" and "id" in sent
     assert list(validator("InitializeRequest").iter_errors(sent)) == []
-    assert sent["params"]["protocolVersion"] == LATEST_VERSION == "2025-03-26"
+    assert sent["params"]["protocolVersion"] == LATEST_VERSION == "2025-11-25"
     assert sent["params"]["clientInfo"] == {"name": "test-client", "version": "1.0"}
     assert sent["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {}}
     assert pair.client.state is State.INITIALIZING
@@ -229,7 +229,7 @@ def test_handshake_lifecycle_2_3_4() -> None:
     result = reply.message.result
     assert list(validator("InitializeResult").iter_errors(result)) == []
     assert result == {
-        "protocolVersion": "2025-03-26",
+        "protocolVersion": "2025-11-25",
         "capabilities": {"tools": {"listChanged": True},
                          "resources": {"subscribe": True, "listChanged": True},
                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}},
@@ -239,7 +239,7 @@ def test_handshake_lifecycle_2_3_4() -> None:
     assert pair.server.state is State.INITIALIZED and pair.server.initialized
     assert pair.server.peer_info == CLIENT_INFO
     assert pair.server.peer_capabilities == FULL_CLIENT
-    assert pair.server.negotiated_version == "2025-03-26"
+    assert pair.server.negotiated_version == "2025-11-25"
     assert pair.server.serving == []  # initialize is answered by the session itself
 
     answered = pair.to_client(reply.message)
@@ -248,8 +248,9 @@ def test_handshake_lifecycle_2_3_4() -> None:
     assert pair.client.peer_info == SERVER_INFO
     assert pair.client.peer_capabilities == FULL_SERVER
     assert pair.client.peer_instructions == "Be brief."
-    assert pair.client.negotiated_version == "2025-03-26"
-    assert pair.client.profile is not None and pair.client.profile.batching
+    assert pair.client.negotiated_version == "2025-11-25"
+    # V0618-1: batches are gone from 2025-06-18 on.
+    assert pair.client.profile is not None and not pair.client.profile.batching
 
     initialized = pair.client.initialized_notification()
     assert json.loads(encode(initialized)) == {
@@ -314,13 +315,15 @@ def test_initialized_notification_only_moves_a_waiting_server() -> None:
 
 
 @pytest.mark.parametrize(("offered", "answered"), [
-    pytest.param("2025-03-26", "2025-03-26", id="VERSION-2 latest"),
+    pytest.param("2025-11-25", "2025-11-25", id="VERSION-2 latest"),
+    pytest.param("2025-06-18", "2025-06-18", id="VERSION-2 V0618 older known"),
+    pytest.param("2025-03-26", "2025-03-26", id="VERSION-2 older known 2025-03-26"),
     pytest.param("2024-11-05", "2024-11-05", id="VERSION-2 older known"),
-    pytest.param("2025-11-25", "2025-03-26", id="VERSION-3 newer unknown"),
-    pytest.param("2025-06-18", "2025-03-26", id="VERSION-3 next revision not spoken"),
-    pytest.param("1999-01-01", "2025-03-26", id="VERSION-3 ancient"),
-    pytest.param("2025-3-26", "2025-03-26", id="VERSION-6 compared as exact strings"),
-    pytest.param("", "2025-03-26", id="VERSION-3 empty"),
+    pytest.param("2030-01-01", "2025-11-25", id="VERSION-3 newer unknown"),
+    pytest.param("2026-07-28", "2025-11-25", id="VERSION-3 next revision not spoken"),
+    pytest.param("1999-01-01", "2025-11-25", id="VERSION-3 ancient"),
+    pytest.param("2025-3-26", "2025-11-25", id="VERSION-6 compared as exact strings"),
+    pytest.param("", "2025-11-25", id="VERSION-3 empty"),
 ])
 def test_server_version_negotiation(offered: str, answered: str) -> None:
     """VERSION-2/3/6: the offered version if spoken, else our newest — never an error."""
@@ -357,7 +360,8 @@ def test_client_offering_2024_gets_2024() -> None:
 
 @pytest.mark.parametrize(("client_versions", "server_version"), [
     pytest.param(KNOWN_VERSIONS, "2030-01-01", id="VERSION-4 future version"),
-    pytest.param(KNOWN_VERSIONS, "2025-06-18", id="VERSION-4 next revision"),
+    pytest.param(KNOWN_VERSIONS, "2026-07-28", id="VERSION-4 next revision"),
+    pytest.param(("2025-03-26",), "2025-06-18", id="VERSION-4 newer known, not configured"),
     pytest.param(("2025-03-26",), "2024-11-05", id="VERSION-4 known but not configured"),
 ])
 def test_client_refuses_a_version_it_does_not_speak(client_versions: tuple[str, ...],
@@ -663,7 +667,7 @@ def test_second_initialize_is_invalid(state: State) -> None:
     _, server = drive(Role.SERVER, state)
     event = server.receive(carry(initialize_request("2024-11-05", "again")))
     assert_error_reply(event, "again", INVALID_REQUEST)
-    assert server.state is state and server.negotiated_version == "2025-03-26"
+    assert server.state is state and server.negotiated_version == "2025-11-25"
 
 
 def test_initialize_inside_a_batch_is_invalid() -> None:

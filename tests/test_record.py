@@ -27,7 +27,8 @@ class _Derived(_Base):
 
 def test_a_record_shows_its_slots_base_first_and_says_which_are_unset() -> None:
     assert repr(_Derived(1, "two")) == "_Derived(first=1, second='two', third=<unset>)"
-    assert repr(PROFILES["2025-03-26"]).startswith("VersionProfile(audio_content=True, ")
+    assert repr(PROFILES["2025-03-26"]).startswith(
+        "VersionProfile(version='2025-03-26', batching=True, audio_content=True, ")
 
 
 def test_a_record_holds_only_its_slots() -> None:

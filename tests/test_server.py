@@ -66,7 +66,7 @@ def test_initialize_result_shape_lifecycle_3(wire: Any) -> None:
         assert client.server_info.name == "test"
         assert client.server_info.version == "2.0"
         assert client.instructions == "be nice"
-        assert client.protocol_version == "2025-03-26"
+        assert client.protocol_version == "2025-11-25"
         assert client.server_capabilities.tools == types.ToolsCapability(list_changed=True)
         assert client.server_capabilities.resources is None
     initialize = next(m for m in wire.sent if isinstance(m, dict)

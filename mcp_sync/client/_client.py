@@ -29,7 +29,7 @@ from ..errors import CapabilityError, McpError, RequestTimeout, SessionExpired
 from ..protocol._convert import from_wire, prepare_decoding
 from ..protocol._jsonrpc import Notification
 from ..protocol._session import Role, Session
-from ..protocol._versions import KNOWN_VERSIONS, LATEST_VERSION
+from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from ._call_future import CallFuture
 from ._callbacks import on_executor
@@ -104,8 +104,12 @@ class Client(RequestMethods, Lifeline):
             them for Tk and Qt) and none of them runs on another thread. By default
             they run on threads of the client's.
         max_workers: how many server requests (sampling, roots) are served at once.
-        protocol_version: the version to offer (VERSION-1); by default our newest. The
-            client accepts that version or an older one it knows.
+        protocol_version: the version to offer (VERSION-1); by default the newest of
+            ``supported_versions``. The client accepts that version or an older one it
+            supports.
+        supported_versions: the protocol versions the client speaks, by default all
+            four (2024-11-05 to 2025-11-25); a server answering with another is
+            disconnected with :class:`ProtocolVersionError` (VERSION-4, DES-4).
         reconnect: when the server is lost, connect again (a new transport from
             ``transport``, a new ``initialize``) at the next call, instead of failing
             every later call. Calls in flight at the loss still fail; they are never
@@ -147,15 +151,20 @@ class Client(RequestMethods, Lifeline):
         approve_tool_call: ToolApproval | None = None,
         callback_executor: Executor | None = None,
         max_workers: int = 4,
-        protocol_version: str = LATEST_VERSION,
+        protocol_version: str | None = None,
+        supported_versions: Iterable[str] | None = None,
         reconnect: bool = False,
         reconnect_delay: float = 0.5,
         max_reconnect_delay: float = 30.0,
         validate_tool_output: bool = True,
     ) -> None:
-        if protocol_version not in KNOWN_VERSIONS:
-            raise ValueError(f"unknown protocol version {protocol_version!r}; "
-                             f"known: {', '.join(KNOWN_VERSIONS)}")
+        versions = supported_versions_of(supported_versions)
+        if protocol_version is not None:
+            supported_versions_of([protocol_version])  # "unknown protocol version"
+            if protocol_version not in versions:
+                raise ValueError(f"protocol version {protocol_version!r} is not one of "
+                                 f"{', '.join(versions)}")
+            versions = versions[:versions.index(protocol_version) + 1]
         self._connect: Callable[[], Transport] | None = None
         if isinstance(transport, Transport) or not callable(transport):
             if reconnect:
@@ -176,7 +185,7 @@ class Client(RequestMethods, Lifeline):
         self._output_schemas = OutputSchemas() if validate_tool_output else None
         self._callback_executor = callback_executor
         self._info = types.Implementation(name=name, version=version)
-        self._versions = KNOWN_VERSIONS[:KNOWN_VERSIONS.index(protocol_version) + 1]
+        self._versions = versions
         self._max_workers = max_workers
         self._threads = ThreadGroup("client-callbacks")
         self._callbacks = WorkerPool(self._threads, "callbacks", 1)

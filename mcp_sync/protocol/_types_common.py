@@ -38,10 +38,33 @@ class Annotations(Model):
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
+class Icon(Model):
+    """An icon a user interface may show (2025-11-25, V1125-7).
+
+    ``src`` is an ``https:`` URL or a ``data:`` URI (see ``is_safe_icon_src``); ``sizes``
+    holds strings such as ``"48x48"`` or ``"any"``; ``theme`` is ``"light"`` or ``"dark"``.
+    """
+    src: str
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: Literal["light", "dark"] | None = None
+    extra: Mapping[str, Any] = NO_EXTRA
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Implementation(Model):
-    """The name and version of a client or server program."""
+    """The name and version of a client or server program.
+
+    ``title``, ``description``, ``website_url`` and ``icons`` are optional and newer
+    (``title`` from 2025-06-18, the others from 2025-11-25, V1125-6); they are left out of
+    the wire when unset.
+    """
     name: str
     version: str
+    title: str | None = None
+    description: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 

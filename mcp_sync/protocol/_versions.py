@@ -7,9 +7,14 @@ giving it a profile.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ._record import Record
 
-__all__ = ["KNOWN_VERSIONS", "LATEST_VERSION", "PROFILES", "VersionProfile", "profile_for"]
+__all__ = [
+    "DEFAULT_HEADERLESS_VERSION", "KNOWN_VERSIONS", "LATEST_VERSION", "PROFILES",
+    "VersionProfile", "profile_for", "supported_versions",
+]
 
 #: Oldest first; the last one is what we offer and what we answer an unknown offer with.
 KNOWN_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -99,3 +104,25 @@ PROFILES: dict[str, VersionProfile] = {
 def profile_for(version: str) -> VersionProfile:
     """The profile of a version we speak; ``KeyError`` for any other."""
     return PROFILES[version]
+
+
+def supported_versions(versions: Iterable[str] | None) -> tuple[str, ...]:
+    """The versions a side is configured to speak, oldest first (the last is offered).
+
+    None means all of ``KNOWN_VERSIONS``. The order given does not matter.
+
+    Raises:
+        ValueError: ``versions`` is empty or names a version we do not know.
+    """
+    if versions is None:
+        return KNOWN_VERSIONS
+    if isinstance(versions, str):
+        versions = (versions,)
+    chosen = set(versions)
+    unknown = sorted(chosen - set(KNOWN_VERSIONS))
+    if unknown:
+        raise ValueError(f"unknown protocol version(s) {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(KNOWN_VERSIONS)}")
+    if not chosen:
+        raise ValueError("supported_versions is empty: name at least one protocol version")
+    return tuple(v for v in KNOWN_VERSIONS if v in chosen)

@@ -60,6 +60,7 @@ class ServerConnection:
             capabilities=capabilities,
             served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,
+            versions=server.supported_versions,
         )
         self.engine = Engine(
             transport, self.session, handle_request=self._handle,

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import logging as _logging_module
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from .. import types
+from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import Transport
 from ._connection import ServerConnection
 from ._content import json_safe
@@ -76,6 +77,10 @@ class Server(Serving):
             resource template has a completer.
         logging: declare ``logging`` (True by default); with False, log messages are
             never sent.
+        supported_versions: the protocol versions to speak, by default all four
+            (2024-11-05 to 2025-11-25). A client offering one of them gets it; any other
+            offer gets the newest of them. Over HTTP, an ``MCP-Protocol-Version`` header
+            outside them is refused with 400.
 
     Example::
 
@@ -96,7 +101,8 @@ class Server(Serving):
                  log_rate_limit: float | None = None,
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
-                 logging: bool = True) -> None:
+                 logging: bool = True,
+                 supported_versions: Iterable[str] | None = None) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -112,6 +118,8 @@ class Server(Serving):
         if log_rate_limit is not None and log_rate_limit <= 0:
             raise ValueError("log_rate_limit must be positive")
         self.log_rate_limit = log_rate_limit
+        #: The protocol versions this server speaks, oldest first (VERSION-2/3, DES-4).
+        self.supported_versions = supported_versions_of(supported_versions)
         self._declare: dict[str, bool | None] = {
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,

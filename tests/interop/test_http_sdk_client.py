@@ -1,7 +1,7 @@
 """Interop: the official MCP SDK's client against our Streamable HTTP server.
 
 Our server runs in this process (``serve_http`` on 127.0.0.1), so the autouse ``wire``
-fixture checks every message it encodes against the 2025-03-26 schema; what the SDK
+fixture checks every message it encodes against a schema; what the SDK
 decoded is recorded at its transport and checked too. Three modes: stateful with SSE
 answers, stateful with JSON answers, stateless.
 """
@@ -21,8 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_sync import Context, Server
 from mcp_sync.transports.http_server import serve_http
-from tests.conftest import schema_errors
 from tests.interop.test_official_sdk import _RecordingReader, _RecordingWriter, _Traffic
+from tests.wire_schema import check_traffic
 
 pytestmark = pytest.mark.interop
 
@@ -112,7 +112,7 @@ def test_sdk_client_over_streamable_http(mode: str) -> None:
         assert handle.app.session_count == 0  # the SDK ended its session with DELETE
 
     assert seen["connect_seconds"] < CONNECT_BOUND < SDK_DISCOVER_TIMEOUT
-    assert seen["protocol_version"] == "2025-03-26"
+    assert seen["protocol_version"] == "2025-11-25"
     assert (seen["server_info"].name, seen["server_info"].version) == ("http-interop", "1.0.0")
     assert seen["instructions"] == "Arithmetic over HTTP."
     tools = {tool.name: tool for tool in seen["tools"]}
@@ -134,7 +134,8 @@ def test_sdk_client_over_streamable_http(mode: str) -> None:
     traffic: _Traffic = seen["traffic"]
     for message in traffic.received:
         assert isinstance(message, dict), f"the SDK could not parse a message: {message!r}"
-        assert not schema_errors(message), (message, schema_errors(message))
+    # DES-19: both sides' messages fit the negotiated version's schema.
+    check_traffic(traffic.sent, traffic.received, seen["protocol_version"])
     methods = [m.get("method") for m in traffic.sent]
     assert methods[:2] == ["server/discover", "initialize"]
     probe = next(m for m in traffic.received if m.get("id") == traffic.sent[0]["id"])

@@ -170,7 +170,7 @@ def test_our_client_against_the_sdk_streamable_http_server(
     with running(mode, tmp_path) as server:
         client = connect(server.url)
         try:
-            assert client.protocol_version == "2025-03-26"
+            assert client.protocol_version == "2025-11-25"
             transport = client._engine.transport
             assert isinstance(transport, HttpClientTransport)
             assert not transport.legacy

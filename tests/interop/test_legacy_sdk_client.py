@@ -18,8 +18,8 @@ from mcp.client.sse import sse_client
 
 from mcp_sync import Context, Server
 from mcp_sync.transports.http_server import serve_http
-from tests.conftest import schema_errors
 from tests.interop.test_official_sdk import _RecordingReader, _RecordingWriter, _Traffic
+from tests.wire_schema import check_traffic
 
 pytestmark = pytest.mark.interop
 
@@ -89,7 +89,7 @@ def test_sdk_sse_client_initializes_lists_and_calls() -> None:
         assert legacy.session_count == 0 and handle.app.get_stream_count == 0
 
     assert len(seen["sessions"]) == 1 and len(seen["sessions"][0]) >= 43
-    assert seen["protocol_version"] == "2025-03-26"
+    assert seen["protocol_version"] == "2025-11-25"
     assert (seen["server_info"].name, seen["server_info"].version) == ("legacy-interop",
                                                                       "2.0.0")
     assert {tool.name for tool in seen["tools"]} == {"add", "countdown"}
@@ -99,5 +99,6 @@ def test_sdk_sse_client_initializes_lists_and_calls() -> None:
     traffic: _Traffic = seen["traffic"]
     for message in traffic.received:
         assert isinstance(message, dict), f"the SDK could not parse a message: {message!r}"
-        assert not schema_errors(message), (message, schema_errors(message))
+    # DES-19: both sides' messages fit the negotiated version's schema.
+    check_traffic(traffic.sent, traffic.received, seen["protocol_version"])
     assert "initialize" in [m.get("method") for m in traffic.sent]

@@ -28,7 +28,6 @@ from ...engine._threads import ThreadGroup, WorkerPool
 from ...errors import ConnectionClosed, ErrorCode
 from ...protocol._jsonrpc import Batch, Incoming, Invalid
 from ...protocol._jsonrpc import Request as RpcRequest
-from ...protocol._versions import LATEST_VERSION
 from ...transports._decode import decode_frame
 from ._answer import SSE_HEADERS as _SSE_HEADERS
 from ._answer import PostAnswer as _PostAnswer
@@ -41,8 +40,10 @@ from ._checks import (
     TruncatedBody,
     accepts,
     error_response,
+    headerless_version,
     host_allowed,
     normal_path,
+    note_version,
     origin_allowed,
     preflight,
     read_body,
@@ -319,7 +320,8 @@ class StreamableHttpApp(GetAndDelete):
                                   headers={"WWW-Authenticate": "Bearer"})
         if method == "POST":
             return self._post(request)
-        refused = refuse_version(request, None, self._known_methods())
+        refused = refuse_version(request, None, self._known_methods(),
+                                 self.server.supported_versions)
         if refused is not None:
             return refused
         if request.method == "GET":
@@ -367,7 +369,8 @@ class StreamableHttpApp(GetAndDelete):
                                   data=incoming.error.data, request_id=incoming.id)
         initialize = isinstance(incoming, RpcRequest) and incoming.method == "initialize"
         if not initialize:
-            refused = refuse_version(request, incoming, self._known_methods())
+            refused = refuse_version(request, incoming, self._known_methods(),
+                                     self.server.supported_versions)
             if refused is not None:
                 return refused
         if self.stateless:
@@ -384,6 +387,7 @@ class StreamableHttpApp(GetAndDelete):
         session = self._enter(session_id)
         if session is None:
             return unknown_session()
+        note_version(request, session.connection.protocol_version)
         return self._deliver(session.transport, incoming, use_sse,
                              lambda finished: self._leave(session))
 
@@ -506,7 +510,7 @@ class StreamableHttpApp(GetAndDelete):
                    for item in items):
             log.debug("stateless mode: nothing to serve in this POST; accepted and dropped")
             return Response(status=202)
-        version = request.headers.get(VERSION_HEADER) or LATEST_VERSION
+        version = headerless_version(request, self.server.supported_versions)
         transport = SessionTransport(None, stateless=True, clock=self._clock)
         connection = self.server.connect(transport,
                                          assume_version=None if initialize else version)

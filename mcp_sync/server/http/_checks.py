@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ from werkzeug.wrappers import Request, Response
 from ...errors import ErrorCode, RpcError
 from ...protocol._jsonrpc import ErrorResponse, Incoming, RequestId, encode
 from ...protocol._jsonrpc import Request as RpcRequest
-from ...protocol._versions import KNOWN_VERSIONS
+from ...protocol._versions import DEFAULT_HEADERLESS_VERSION, KNOWN_VERSIONS
 
 __all__ = [
     "DEFAULT_ALLOWED_ORIGINS",
@@ -26,8 +27,10 @@ __all__ = [
     "TruncatedBody",
     "accepts",
     "error_response",
+    "headerless_version",
     "host_allowed",
     "normal_path",
+    "note_version",
     "origin_allowed",
     "parse_event_id",
     "preflight",
@@ -36,6 +39,8 @@ __all__ = [
     "refuse_version",
     "unknown_session",
 ]
+
+log = logging.getLogger("mcp_sync.server.http")
 
 #: Browser pages served from this machine, on any port (HTTP-2, AMBIG-14).
 SESSION_HEADER = "Mcp-Session-Id"
@@ -169,17 +174,38 @@ def read_body(request: Request, limit: int) -> bytes | None:
             return None
 
 
-def refuse_version(request: Request, incoming: Incoming | None,
-                   known_methods: set[str]) -> Response | None:
-    """400 when the ``MCP-Protocol-Version`` header names a version we do not speak."""
+def refuse_version(request: Request, incoming: Incoming | None, known_methods: set[str],
+                   supported: tuple[str, ...] = KNOWN_VERSIONS) -> Response | None:
+    """400 when the ``MCP-Protocol-Version`` header names a version the server does not
+    speak (V0618-14, DES-7); an absent header passes (V0618-13, NAMBIG-2)."""
     version = request.environ.get(VERSION_KEY)
-    if version is None or version in KNOWN_VERSIONS:
+    if version is None or version in supported:
         return None
     code, request_id = refusal(incoming, known_methods)
     return error_response(
         400, code, f"Bad Request: unsupported {VERSION_HEADER}: {version}",
-        data={"supported": list(KNOWN_VERSIONS), "requested": version},
+        data={"supported": list(supported), "requested": version},
         request_id=request_id)
+
+
+def headerless_version(request: Request, supported: tuple[str, ...]) -> str:
+    """The version a request without a session is served with: its header's, else
+    2025-03-26 (V0618-13 as corrected), else the newest the server speaks."""
+    version = request.environ.get(VERSION_KEY)
+    if version is not None:
+        return str(version)
+    if DEFAULT_HEADERLESS_VERSION in supported:
+        return DEFAULT_HEADERLESS_VERSION
+    return supported[-1]
+
+
+def note_version(request: Request, negotiated: str | None) -> None:
+    """Log a supported header that differs from the session's version; the session's
+    version governs (NAMBIG-1)."""
+    version = request.environ.get(VERSION_KEY)
+    if version is not None and negotiated is not None and version != negotiated:
+        log.info("%s %s differs from the session's negotiated %s; serving with %s",
+                 VERSION_HEADER, version, negotiated, negotiated)
 
 
 def refusal(incoming: Incoming | None, known_methods: set[str]) -> tuple[int, Any]:

@@ -24,6 +24,11 @@ class ConnectionHost(Protocol):
         """Every request method some connection may answer."""
         ...
 
+    @property
+    def supported_versions(self) -> tuple[str, ...]:
+        """The protocol versions the server speaks, oldest first."""
+        ...
+
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now."""
