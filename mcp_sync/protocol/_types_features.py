@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from ._model import NO_EXTRA, Model, publish
-from ._types_common import Content, Implementation, ServerCapabilities, _Meta
+from ._types_common import Content, Icon, Implementation, ServerCapabilities, _Meta
 
 # --- Tools -----------------------------------------------------------------------------------
 
@@ -61,6 +61,7 @@ class Tool(Model):
     description: str | None = None
     output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations | None = None
+    icons: list[Icon] | None = None
     meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
