@@ -56,7 +56,8 @@ class ServerConnection:
         capabilities = server.capabilities()
         self.session = Session(
             Role.SERVER,
-            info=types.Implementation(name=server.name, version=server.version),
+            info=types.Implementation(name=server.name, version=server.version,
+                                      title=server.title, icons=server.icons),
             capabilities=capabilities,
             served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,

@@ -31,7 +31,9 @@ from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
+    IconsSpec,
     check_decorator_argument,
+    make_icons,
     make_prompt,
     make_resource,
     make_template,
@@ -81,6 +83,8 @@ class Server(Serving):
             (2024-11-05 to 2025-11-25). A client offering one of them gets it; any other
             offer gets the newest of them. Over HTTP, an ``MCP-Protocol-Version`` header
             outside them is refused with 400.
+        title, icons: the display text and icons of ``serverInfo``, as for
+            :meth:`add_tool`.
 
     Example::
 
@@ -102,11 +106,14 @@ class Server(Serving):
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
                  logging: bool = True,
-                 supported_versions: Iterable[str] | None = None) -> None:
+                 supported_versions: Iterable[str] | None = None,
+                 title: str | None = None, icons: IconsSpec = None) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
         self.version = version
+        self.title = title
+        self.icons = make_icons(icons, f"server {name!r}")
         self.instructions = instructions
         self.page_size = page_size
         self.max_workers = max_workers
@@ -139,14 +146,14 @@ class Server(Serving):
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
-             meta: Mapping[str, Any] | None = None,
+             meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
-             meta: Mapping[str, Any] | None = None,
+             meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -159,7 +166,7 @@ class Server(Serving):
         """
         options: dict[str, Any] = {"description": description, "annotations": annotations,
                                    "title": title, "output_schema": output_schema,
-                                   "meta": meta}
+                                   "meta": meta, "icons": icons}
         if callable(name):
             self.add_tool(name, **options)
             return name
@@ -175,7 +182,7 @@ class Server(Serving):
                  annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
                  title: str | None = None,
                  output_schema: Mapping[str, Any] | bool | None = None,
-                 meta: Mapping[str, Any] | None = None) -> None:
+                 meta: Mapping[str, Any] | None = None, icons: IconsSpec = None) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
         Connected clients are sent ``notifications/tools/list_changed``.
@@ -197,14 +204,18 @@ class Server(Serving):
                 ``{"result": ...}``); ``False`` declares none. Results are checked
                 against it before they are sent (see ``docs/server.md``).
             meta: the tool's ``_meta`` object.
+            icons: :class:`~mcp_sync.types.Icon` objects, their wire dicts or ``src``
+                strings (2025-11-25); ``src`` must be ``https:`` or a ``data:image`` URI.
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
                 cannot be turned into a schema, or ``output_schema`` is not an object
                 schema.
+            ValueError: an icon's ``src`` is not one clients may fetch.
         """
         registered = make_tool(fn, name=name, description=description, annotations=annotations,
-                               title=title, output_schema=output_schema, meta=meta)
+                               title=title, output_schema=output_schema, meta=meta,
+                               icons=icons)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
 
@@ -226,7 +237,9 @@ class Server(Serving):
 
     def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
                  mime_type: str | None = None, annotations: AnnotationsSpec = None,
-                 complete: CompleteSpec | None = None) -> Callable[[F], F]:
+                 complete: CompleteSpec | None = None, title: str | None = None,
+                 icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+                 ) -> Callable[[F], F]:
         """Register the decorated function as a resource, or a resource template if
         ``uri`` has ``{variables}``; the function is returned unchanged.
 
@@ -245,23 +258,24 @@ class Server(Serving):
                 URI (``@server.resource`` instead of ``@server.resource("config://app")``).
         """
         check_decorator_argument("resource", uri)
+        options: dict[str, Any] = {"name": name, "description": description,
+                                   "mime_type": mime_type, "annotations": annotations,
+                                   "title": title, "icons": icons, "meta": meta}
 
         def register(fn: F) -> F:
             if is_template(uri):
-                self.add_resource_template(fn, uri, name=name, description=description,
-                                           mime_type=mime_type, annotations=annotations,
-                                           complete=complete)
+                self.add_resource_template(fn, uri, complete=complete, **options)
             else:
                 if complete is not None:
                     raise ValueError(f"resource {uri!r} has a fixed URI: nothing to complete")
-                self.add_resource(fn, uri, name=name, description=description,
-                                  mime_type=mime_type, annotations=annotations)
+                self.add_resource(fn, uri, **options)
             return fn
         return register
 
     def add_resource(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
                      description: str | None = None, mime_type: str | None = None,
-                     annotations: AnnotationsSpec = None) -> None:
+                     annotations: AnnotationsSpec = None, title: str | None = None,
+                     icons: IconsSpec = None, meta: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as the reader of the resource at ``uri`` (replacing any other).
 
         Connected clients are sent ``notifications/resources/list_changed``.
@@ -278,20 +292,24 @@ class Server(Serving):
             description: its description; the docstring by default.
             mime_type: its MIME type; guessed from the URI's extension by default.
             annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
 
         Raises:
             TypeError: ``fn`` is a coroutine function or requires arguments.
-            ValueError: ``uri`` is empty.
+            ValueError: ``uri`` is empty, or an icon's ``src`` is not one clients may fetch.
         """
         registered = make_resource(fn, uri, name=name, description=description,
-                                   mime_type=mime_type, annotations=annotations)
+                                   mime_type=mime_type, annotations=annotations,
+                                   title=title, icons=icons, meta=meta)
         self._registry.add_resource(uri, registered)
         self._broadcast("notifications/resources/list_changed")
 
     def add_resource_template(self, fn: Callable[..., Any], uri_template: str, *,
                               name: str | None = None, description: str | None = None,
                               mime_type: str | None = None, annotations: AnnotationsSpec = None,
-                              complete: CompleteSpec | None = None) -> None:
+                              complete: CompleteSpec | None = None, title: str | None = None,
+                              icons: IconsSpec = None,
+                              meta: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as the reader of every URI matching ``uri_template``.
 
         The template follows RFC 6570 with ``{name}`` (one path segment) and ``{+name}``
@@ -311,6 +329,7 @@ class Server(Serving):
                 ``fn(typed_prefix)`` returns suggestions, ``{"lang": ["en", "de"]}`` for
                 fixed choices (filtered by prefix), or one ``fn(variable, typed_prefix)``
                 for all of them.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
 
         Raises:
             TypeError: the function lacks a parameter for a variable, requires one that
@@ -319,7 +338,7 @@ class Server(Serving):
         """
         registered = make_template(fn, uri_template, name=name, description=description,
                                    mime_type=mime_type, annotations=annotations,
-                                   complete=complete)
+                                   complete=complete, title=title, icons=icons, meta=meta)
         self._registry.add_template(uri_template, registered)
         self._broadcast("notifications/resources/list_changed")
 
@@ -364,10 +383,14 @@ class Server(Serving):
 
     @overload
     def prompt(self, name: str | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> Callable[[F], F]: ...
+               complete: CompleteSpec | None = None, title: str | None = None,
+               icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+               argument_titles: Mapping[str, str] | None = None) -> Callable[[F], F]: ...
 
     def prompt(self, name: str | F | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> F | Callable[[F], F]:
+               complete: CompleteSpec | None = None, title: str | None = None,
+               icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+               argument_titles: Mapping[str, str] | None = None) -> F | Callable[[F], F]:
         """Register the decorated function as a prompt and return it unchanged.
 
         Written ``@server.prompt`` or ``@server.prompt()``, or with options; see
@@ -376,19 +399,24 @@ class Server(Serving):
         Raises:
             TypeError: ``name`` is neither a string nor the function itself.
         """
+        options: dict[str, Any] = {"description": description, "complete": complete,
+                                   "title": title, "icons": icons, "meta": meta,
+                                   "argument_titles": argument_titles}
         if callable(name):
-            self.add_prompt(name, description=description, complete=complete)
+            self.add_prompt(name, **options)
             return name
         check_decorator_argument("prompt", name)
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, description=description, complete=complete)
+            self.add_prompt(fn, name=name, **options)
             return fn
         return register
 
     def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None,
                    description: str | None = None,
-                   complete: CompleteSpec | None = None) -> None:
+                   complete: CompleteSpec | None = None, title: str | None = None,
+                   icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+                   argument_titles: Mapping[str, str] | None = None) -> None:
         """Register ``fn`` as a prompt (replacing any prompt of the same name).
 
         Connected clients are sent ``notifications/prompts/list_changed``.
@@ -406,12 +434,17 @@ class Server(Serving):
             description: its description; the docstring by default.
             complete: completers for the arguments, as for
                 :meth:`add_resource_template`.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
+            argument_titles: display text of arguments, by name: ``{"code": "Source"}``.
 
         Raises:
             TypeError: ``fn`` is a coroutine function or has an unsupported hint.
-            ValueError: ``complete`` names an argument the function does not have.
+            ValueError: ``complete`` or ``argument_titles`` names an argument the
+                function does not have, or an icon's ``src`` is not one clients may fetch.
         """
-        registered = make_prompt(fn, name=name, description=description, complete=complete)
+        registered = make_prompt(fn, name=name, description=description, complete=complete,
+                                 title=title, icons=icons, meta=meta,
+                                 argument_titles=argument_titles)
         self._registry.add_prompt(registered)
         self._broadcast("notifications/prompts/list_changed")
 
