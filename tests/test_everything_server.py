@@ -35,7 +35,8 @@ def _load_example() -> ModuleType:
 example = _load_example()
 server: Server = example.server
 
-TOOL_NAMES = ["echo", "add", "long_running", "sample", "roots", "fail", "log", "image"]
+TOOL_NAMES = ["echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
+              "structured", "link"]
 
 
 def png_problems(data: bytes) -> list[str]:
@@ -378,3 +379,36 @@ def test_command_line_picks_the_transport(monkeypatch: pytest.MonkeyPatch) -> No
     assert stateless is not server and stateless.log_level == "warning"
     assert flagged == {"host": "127.0.0.1", "port": 9000, "stateless": True,
                        "json_response": True}
+
+
+def test_every_tool_has_a_title_v0618_16() -> None:
+    """V0618-16, issue 27 point 5: each tool of the everything server has a title."""
+    with open_client(server) as client:
+        assert all(tool.title for tool in client.list_tools())
+
+
+def test_structured_returns_sum_and_product_v0618_21() -> None:
+    """V0618-17/18/21: ``structured`` declares integer ``sum`` and ``product``, returns
+    them as structured content and as the same JSON in a text block."""
+    with open_client(server) as client:
+        tools = {tool.name: tool for tool in client.list_tools()}
+        schema = tools["structured"].output_schema
+        assert schema is not None
+        assert schema["properties"] == {"sum": {"type": "integer"},
+                                        "product": {"type": "integer"}}
+        assert schema["required"] == ["sum", "product"]
+        result = client.call_tool("structured", {"a": 6, "b": 7})
+        assert result.structured == {"sum": 13, "product": 42}
+        assert json.loads(_text(result)) == {"sum": 13, "product": 42}
+
+
+def test_link_points_at_a_readable_resource_v0618_22() -> None:
+    """V0618-22: ``link`` returns a resource link to static://hello, which reads."""
+    with open_client(server) as client:
+        (link,) = client.call_tool("link").content
+        assert isinstance(link, types.ResourceLink)
+        assert (link.uri, link.name, link.mime_type) == (
+            "static://hello", "hello", "text/plain")
+        (hello,) = client.read_resource(link.uri).contents
+        assert isinstance(hello, types.TextResourceContents)
+        assert hello.text == "Hello, world!"
