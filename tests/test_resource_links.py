@@ -145,3 +145,24 @@ def test_display_name_order_v0618_16() -> None:
     assert types.display_name(types.PromptArgument(name="a")) == "a"
     assert types.display_name(types.Implementation(name="s", version="1",
                                                    title="Server")) == "Server"
+
+
+def test_embedding_a_resource_without_the_capability_warns_once_v0618_23(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """V0618-23: a tool returning embedded resources from a server without the resources
+    capability is logged as a warning, once per tool; with the capability, not at all."""
+    embedded = types.TextResourceContents(uri="file:///a.txt", text="a")
+    server = Server("embeds")
+    server.add_tool(lambda: embedded, name="embed")
+    with caplog.at_level("WARNING", logger="mcp_sync.server"), open_client(server) as client:
+        client.call_tool("embed")
+        client.call_tool("embed")
+    warnings = [r for r in caplog.records if "embedded resource" in r.getMessage()]
+    assert len(warnings) == 1 and "'embed'" in warnings[0].getMessage()
+    caplog.clear()
+    with_resources = Server("embeds", resources=True)
+    with_resources.add_tool(lambda: embedded, name="embed")
+    with caplog.at_level("WARNING", logger="mcp_sync.server"), \
+            open_client(with_resources) as client:
+        client.call_tool("embed")
+    assert not [r for r in caplog.records if "embedded resource" in r.getMessage()]

@@ -202,7 +202,7 @@ class Completions:
 
 
 class RegisteredTool(Record):
-    __slots__ = ("fn", "output", "signature", "tool")
+    __slots__ = ("embeds_warned", "fn", "output", "signature", "tool")
 
     def __init__(self, tool: types.Tool, fn: Callable[..., Any],
                  signature: FunctionSignature, output: OutputSchema | None = None) -> None:
@@ -210,6 +210,8 @@ class RegisteredTool(Record):
         self.fn = fn
         self.signature = signature
         self.output = output
+        #: Set once the tool was warned about embedding resources without the capability.
+        self.embeds_warned = False
 
 
 class RegisteredResource(Record):

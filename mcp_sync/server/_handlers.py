@@ -149,6 +149,12 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         message = str(exc) or type(exc).__name__
         return _wire(types.CallToolResult(
             content=[types.TextContent(text=f"Error: {message}")], is_error=True))
+    if not registered.embeds_warned and connection.capabilities.resources is None and any(
+            isinstance(item, types.EmbeddedResource) for item in result.content):
+        # V0618-23: embedded resources come with the resources capability.
+        registered.embeds_warned = True
+        log.warning("tool %r returned an embedded resource, but the server offers no "
+                    "resources; register them, or pass resources=True to Server", name)
     profile = connection.session.profile
     content = for_profile(result.content, profile)
     if content is not result.content:
