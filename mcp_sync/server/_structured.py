@@ -66,7 +66,7 @@ def output_schema_for(hint: Any, explicit: Mapping[str, Any] | bool | None,
     """The output schema of a tool whose return annotation is ``hint``.
 
     Args:
-        hint: the return annotation (``inspect.Signature.empty`` when there is none).
+        hint: the resolved return annotation (None when there is none).
         explicit: ``output_schema=`` as given to the decorator.
         where: names the tool in error messages.
 
