@@ -14,7 +14,7 @@ DATA_ICON = "data:image/png;base64,iVBORw0KGgo="
 
 
 def make_server() -> Server:
-    server = Server("titled", title="Titled server", icons=[ICON])
+    server = Server("titled", title="Titled server", icons=[types.Icon(src=ICON)])
 
     @server.tool(title="Add numbers", icons=[{"src": ICON, "sizes": ["48x48"]}],
                  meta={"example.com/tier": "free"})
@@ -91,7 +91,7 @@ def test_unsafe_icon_sources_are_refused_v1125_7(src: str) -> None:
     with pytest.raises(ValueError, match="icon src"):
         server.add_prompt(lambda: "x", name="p", icons=[{"src": src}])
     with pytest.raises(ValueError, match="icon src"):
-        Server("bad", icons=[src])
+        Server("bad", icons=[{"src": src}])
 
 
 def test_argument_titles_must_name_arguments_v0618_16() -> None:
