@@ -18,6 +18,8 @@ from mcp_sync import Context, Server, types
 from mcp_sync.errors import InvalidParams, RequestTimeout, ResourceNotFound
 from mcp_sync.testing import open_client
 from tests.conftest import EXAMPLES
+from tests.server_support import raw_session, request
+from tests.wire_schema import validator
 
 WAIT = 5.0
 
@@ -412,3 +414,28 @@ def test_link_points_at_a_readable_resource_v0618_22() -> None:
         (hello,) = client.read_resource(link.uri).contents
         assert isinstance(hello, types.TextResourceContents)
         assert hello.text == "Hello, world!"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_structured_and_link_fit_each_versions_schema_des_3(version: str) -> None:
+    """DES-3, DES-10, DES-19: in every version the lists and results of ``structured`` and
+    ``link`` fit that version's schema; outputSchema, structuredContent and resource
+    links appear only from 2025-06-18, the JSON text and a text naming the URI before."""
+    newer = version >= "2025-06-18"
+    with raw_session(server, version=version) as (peer, _):
+        listed = peer.call(request("tools/list"))["result"]
+        validator("ListToolsResult", version).validate(listed)
+        tools = {tool["name"]: tool for tool in listed["tools"]}
+        assert ("outputSchema" in tools["structured"]) is newer
+        answer = peer.call(request("tools/call", {"name": "structured",
+                                                  "arguments": {"a": 2, "b": 3}}))["result"]
+        validator("CallToolResult", version).validate(answer)
+        assert json.loads(answer["content"][0]["text"]) == {"sum": 5, "product": 6}
+        assert answer.get("structuredContent") == ({"sum": 5, "product": 6} if newer else None)
+        linked = peer.call(request("tools/call", {"name": "link"}))["result"]
+        validator("CallToolResult", version).validate(linked)
+        (item,) = linked["content"]
+        if newer:
+            assert (item["type"], item["uri"]) == ("resource_link", "static://hello")
+        else:
+            assert item == {"type": "text", "text": "[resource link] Hello: static://hello"}
