@@ -11,7 +11,10 @@ It offers:
 
 * tools ``echo``, ``add``, ``long_running`` (progress, stops when cancelled), ``sample``
   (asks the client's model), ``roots`` (the client's roots as JSON), ``fail`` (a result
-  with ``isError``), ``log`` (a log message at a chosen level) and ``image`` (a PNG);
+  with ``isError``), ``log`` (a log message at a chosen level), ``image`` (a PNG),
+  ``structured`` (structured output: ``sum`` and ``product`` of two integers, with an
+  output schema and the same data as JSON text) and ``link`` (a resource link to
+  ``static://hello``); each has a ``title``;
 * resources ``static://hello`` (text), ``static://binary`` (a blob) and the template
   ``greeting://{name}``;
 * the prompt ``greet``, whose ``name`` argument (like the template's) completes from
@@ -27,9 +30,10 @@ import argparse
 import struct
 import zlib
 from collections.abc import Sequence
+from typing import TypedDict
 
 from mcp_sync import Context, Server, types
-from mcp_sync.content import Image
+from mcp_sync.content import Image, resource_link
 
 NAMES = ["Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Grace", "Heidi", "Ivan",
          "Judy", "Mallory", "Niaj", "Olivia", "Peggy", "Rupert", "Sybil", "Trent",
@@ -67,6 +71,13 @@ def make_png(width: int = 4, height: int = 4, rgb: tuple[int, int, int] = (200, 
 PNG = make_png()
 
 
+class SumAndProduct(TypedDict):
+    """What the ``structured`` tool returns: its output schema comes from this class."""
+
+    sum: int
+    product: int
+
+
 def make_server(*, stateless: bool = False) -> Server:
     """Build the server with every tool, resource, template, prompt and completer.
 
@@ -85,7 +96,7 @@ def make_server(*, stateless: bool = False) -> Server:
         log_level=STATELESS_LOG_LEVEL if stateless else "info",
         tools=True, resources=True, prompts=True, completions=True, logging=True)
 
-    @server.tool()
+    @server.tool(title="Echo")
     def echo(message: str) -> str:
         """Return the message unchanged.
 
@@ -94,7 +105,7 @@ def make_server(*, stateless: bool = False) -> Server:
         """
         return message
 
-    @server.tool(annotations={"readOnlyHint": True})
+    @server.tool(title="Add", annotations={"readOnlyHint": True})
     def add(a: int, b: int) -> int:
         """Add two integers.
 
@@ -104,7 +115,7 @@ def make_server(*, stateless: bool = False) -> Server:
         """
         return a + b
 
-    @server.tool()
+    @server.tool(title="Long-running task")
     def long_running(ctx: Context, steps: int = 5, delay: float = 0.01) -> str:
         """Work through some steps, reporting progress after each; stops if cancelled.
 
@@ -118,7 +129,7 @@ def make_server(*, stateless: bool = False) -> Server:
             ctx.report_progress(step, steps, f"step {step} of {steps}")
         return "done"
 
-    @server.tool()
+    @server.tool(title="Ask the model")
     def sample(prompt: str, ctx: Context) -> str:
         """Ask the client's model to answer a prompt and return what it said.
 
@@ -130,19 +141,19 @@ def make_server(*, stateless: bool = False) -> Server:
             return reply.content.text
         return f"the model answered with {reply.content.type} content"
 
-    @server.tool(annotations={"readOnlyHint": True})
+    @server.tool(title="Client roots", annotations={"readOnlyHint": True})
     def roots(ctx: Context) -> list[dict[str, str]]:
         """The roots the client offers, as a JSON list of {uri, name}."""
         return [{"uri": root.uri} if root.name is None else {"uri": root.uri, "name": root.name}
                 for root in ctx.list_roots()]
 
-    @server.tool()
+    @server.tool(title="Always fails")
     def fail() -> types.CallToolResult:
         """Always fail, as a tool error the model can read."""
         return types.CallToolResult(
             content=[types.TextContent(text="this tool always fails")], is_error=True)
 
-    @server.tool()
+    @server.tool(title="Send a log message")
     def log(level: types.LoggingLevel, message: str, ctx: Context) -> str:
         """Send a log message to the client at the given level.
 
@@ -153,12 +164,28 @@ def make_server(*, stateless: bool = False) -> Server:
         sent = ctx.log(level, message, logger="everything")
         return "sent" if sent else "filtered out by the client's log level"
 
-    @server.tool(annotations={"readOnlyHint": True})
+    @server.tool(title="Image", annotations={"readOnlyHint": True})
     def image() -> Image:
         """A small PNG image."""
         return Image(PNG)
 
-    @server.resource("static://hello", mime_type="text/plain",
+    @server.tool(title="Sum and product", annotations={"readOnlyHint": True})
+    def structured(a: int, b: int) -> SumAndProduct:
+        """The sum and the product of two integers, as structured output.
+
+        Args:
+            a: the first number.
+            b: the second number.
+        """
+        return {"sum": a + b, "product": a * b}
+
+    @server.tool(title="Link to a resource", annotations={"readOnlyHint": True})
+    def link() -> types.ResourceLink:
+        """A link to the resource static://hello, which the client can then read."""
+        return resource_link("static://hello", title="Hello", mime_type="text/plain",
+                             description="A plain-text greeting.")
+
+    @server.resource("static://hello", mime_type="text/plain", title="Hello",
                      description="A plain-text greeting.")
     def hello() -> str:
         return "Hello, world!"

@@ -2,7 +2,8 @@
 
 Return one (or put one in a list with text) and the server turns it into the right
 content item: an image or audio item in a tool result or a prompt message, a base64
-``blob`` when a resource function returns it.
+``blob`` when a resource function returns it. :func:`resource_link` makes a link to a
+resource, for a tool result or a prompt message.
 
 Example::
 
@@ -19,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
@@ -28,7 +29,7 @@ from . import types
 if TYPE_CHECKING:
     from pathlib import PurePath
 
-__all__ = ["Audio", "Image"]
+__all__ = ["Audio", "Image", "resource_link"]
 
 _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -173,3 +174,38 @@ class Audio(_Media):
         """The ``audio`` content item."""
         return types.AudioContent(data=_base64_text(self.data), mime_type=self.mime_type,
                                   annotations=self.annotations)
+
+
+def resource_link(uri: str, *, name: str | None = None, title: str | None = None,
+                  description: str | None = None, mime_type: str | None = None,
+                  size: int | None = None,
+                  annotations: types.Annotations | None = None,
+                  meta: dict[str, Any] | None = None) -> types.ResourceLink:
+    """A link to the resource at ``uri``, to return from a tool or a prompt (V0618-22).
+
+    The client can read it with ``read_resource(uri)``; it need not be listed by
+    ``resources/list``. A client older than 2025-06-18 gets a text block naming the URI.
+
+    Args:
+        uri: the resource's URI.
+        name: its name; by default the last segment of the URI's path, or the URI
+            itself when the path has none (NAMBIG-12).
+        title: display text for people.
+        description: what the resource is.
+        mime_type: its MIME type, if known.
+        size: its size in bytes, if known.
+        annotations: audience, priority and ``last_modified`` hints.
+        meta: the link's ``_meta`` object.
+
+    Raises:
+        ValueError: ``uri`` is empty.
+    """
+    if not uri:
+        raise ValueError("a resource link needs a URI")
+    if name is None:
+        name = uri.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        if not name or name.endswith(":"):
+            name = uri
+    return types.ResourceLink(uri=uri, name=name, title=title, description=description,
+                              mime_type=mime_type, size=size, annotations=annotations,
+                              meta=meta)

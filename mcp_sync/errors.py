@@ -37,6 +37,7 @@ __all__ = [
     "SamplingRejected",
     "SessionExpired",
     "ToolCallDenied",
+    "ToolOutputError",
     "error_code_from_int",
 ]
 
@@ -211,6 +212,22 @@ class ToolCallDenied(McpError, PermissionError):
     def __init__(self, name: str) -> None:
         super().__init__(f"the call of tool {name!r} was not approved")
         self.name = name
+
+
+class ToolOutputError(McpError, ValueError):
+    """A tool's result does not match the output schema the server listed for it.
+
+    Raised by :meth:`~mcp_sync.Client.call_tool` (V0618-20) when ``structuredContent``
+    breaks the tool's ``outputSchema``, or is missing from a result that is not an
+    error. ``result`` is the result as received; ``problems`` says what is wrong.
+    """
+
+    def __init__(self, name: str, problems: list[str], result: Any) -> None:
+        super().__init__(f"the result of tool {name!r} does not match its output schema: "
+                         + "; ".join(problems))
+        self.name = name
+        self.problems = problems
+        self.result = result
 
 
 class ConnectionClosed(McpError):

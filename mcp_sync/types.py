@@ -47,6 +47,7 @@ from .protocol._types_common import (
     PromptsCapability,
     RequestId,
     ResourceContents,
+    ResourceLink,
     ResourcesCapability,
     Role,
     RootsCapability,
@@ -56,6 +57,7 @@ from .protocol._types_common import (
     TextResourceContents,
     ToolsCapability,
     UnknownContent,
+    display_name,
 )
 from .protocol._types_features import (
     CallToolResult,
@@ -182,6 +184,7 @@ __all__ = [
     "PromptListChangedNotification", "PromptListChangedNotificationParams", "PromptMessage",
     "PromptReference", "PromptsCapability", "ReadResourceRequest", "ReadResourceRequestParams",
     "ReadResourceResult", "Reference", "RequestId", "Resource", "ResourceContents",
+    "ResourceLink",
     "ResourceListChangedNotification", "ResourceListChangedNotificationParams",
     "ResourceReference", "ResourceTemplate", "ResourceUpdatedNotification",
     "ResourceUpdatedNotificationParams", "ResourcesCapability", "Result", "Role", "Root",
@@ -191,7 +194,7 @@ __all__ = [
     "SubscribeRequest", "SubscribeRequestParams", "TextContent", "TextResourceContents", "Tool",
     "ToolAnnotations", "ToolListChangedNotification", "ToolListChangedNotificationParams",
     "ToolsCapability", "UnknownContent", "UnsubscribeRequest", "UnsubscribeRequestParams",
-    "is_safe_icon_src",
+    "display_name", "is_safe_icon_src",
 ]
 
 # The types of the features a program may never use are built when one of their names is

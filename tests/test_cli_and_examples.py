@@ -28,8 +28,10 @@ def test_quickstart_prints_the_result() -> None:
 @pytest.mark.timeout(30)
 def test_cli_call(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "add", '{"a": 1, "b": 2}', "--", *DEMO_SERVER]) == 0
+    # DES-10: add's int return is structured output wrapped as {"result": ...}.
     assert json.loads(capsys.readouterr().out) == {
-        "content": [{"type": "text", "text": "3"}], "isError": False}
+        "content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3},
+        "isError": False}
 
 
 @pytest.mark.timeout(30)
@@ -68,7 +70,8 @@ def test_module_entry_point() -> None:
 def test_cli_lists_the_everything_server(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", "--", sys.executable, str(EXAMPLES / "everything_server.py")]) == 0
     names = {tool["name"] for tool in json.loads(capsys.readouterr().out)}
-    assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image"}
+    assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
+                     "structured", "link"}
 
 
 @pytest.mark.timeout(30)

@@ -65,8 +65,7 @@ def test_resources_list_read_templates_resources_2_3_5(scripted: Start) -> None:
         read = client.read_resource("file:///notes.txt")
     assert resources == [types.Resource(
         uri="file:///notes.txt", name="notes", mime_type="text/plain", size=12,
-        annotations=types.Annotations(audience=["user"], priority=0.5),
-        extra={"title": "Notes"})]
+        annotations=types.Annotations(audience=["user"], priority=0.5), title="Notes")]
     assert templates == [types.ResourceTemplate(
         uri_template="users://{id}/profile", name="profile", description="A user's profile")]
     assert read.contents == [
@@ -120,8 +119,9 @@ def test_prompts_list_and_get_with_every_content_prompts_2_3_content_5(
         "prompts/list": lambda p: schema_valid("ListPromptsResult", {"prompts": [PROMPT]}),
         "prompts/get": lambda p: {**schema_valid("GetPromptResult", {
             "description": "Code review", "messages": messages}),
-            "messages": [*messages, {"role": "user", "content": {  # a newer server's type
-                "type": "resource_link", "uri": "file:///y", "name": "y"}}]},
+            "messages": [*messages, {"role": "user", "content": {  # a newer server's types
+                "type": "resource_link", "uri": "file:///y", "name": "y"}},
+                {"role": "user", "content": {"type": "hologram", "uri": "file:///z"}}]},
     })
     with Client(server.peer.transport) as client:
         prompts = client.list_prompts()
@@ -131,7 +131,7 @@ def test_prompts_list_and_get_with_every_content_prompts_2_3_content_5(
     assert result.description == "Code review"
     assert [type(m.content) for m in result.messages] == [
         types.TextContent, types.ImageContent, types.AudioContent, types.EmbeddedResource,
-        types.UnknownContent]
+        types.ResourceLink, types.UnknownContent]
     assert server.requests("prompts/get")[0]["params"] == {
         "name": "review", "arguments": {"code": "x = 1"}}
 

@@ -18,6 +18,8 @@ from mcp_sync import Context, Server, types
 from mcp_sync.errors import InvalidParams, RequestTimeout, ResourceNotFound
 from mcp_sync.testing import open_client
 from tests.conftest import EXAMPLES
+from tests.server_support import raw_session, request
+from tests.wire_schema import validator
 
 WAIT = 5.0
 
@@ -35,7 +37,8 @@ def _load_example() -> ModuleType:
 example = _load_example()
 server: Server = example.server
 
-TOOL_NAMES = ["echo", "add", "long_running", "sample", "roots", "fail", "log", "image"]
+TOOL_NAMES = ["echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
+              "structured", "link"]
 
 
 def png_problems(data: bytes) -> list[str]:
@@ -382,3 +385,61 @@ def test_command_line_picks_the_transport(monkeypatch: pytest.MonkeyPatch) -> No
     assert stateless is not server and stateless.log_level == "warning"
     assert flagged == {"host": "127.0.0.1", "port": 9000, "stateless": True,
                        "json_response": True}
+
+
+def test_every_tool_has_a_title_v0618_16() -> None:
+    """V0618-16, issue 27 point 5: each tool of the everything server has a title."""
+    with open_client(server) as client:
+        assert all(tool.title for tool in client.list_tools())
+
+
+def test_structured_returns_sum_and_product_v0618_21() -> None:
+    """V0618-17/18/21: ``structured`` declares integer ``sum`` and ``product``, returns
+    them as structured content and as the same JSON in a text block."""
+    with open_client(server) as client:
+        tools = {tool.name: tool for tool in client.list_tools()}
+        schema = tools["structured"].output_schema
+        assert schema is not None
+        assert schema["properties"] == {"sum": {"type": "integer"},
+                                        "product": {"type": "integer"}}
+        assert schema["required"] == ["sum", "product"]
+        result = client.call_tool("structured", {"a": 6, "b": 7})
+        assert result.structured == {"sum": 13, "product": 42}
+        assert json.loads(_text(result)) == {"sum": 13, "product": 42}
+
+
+def test_link_points_at_a_readable_resource_v0618_22() -> None:
+    """V0618-22: ``link`` returns a resource link to static://hello, which reads."""
+    with open_client(server) as client:
+        (link,) = client.call_tool("link").content
+        assert isinstance(link, types.ResourceLink)
+        assert (link.uri, link.name, link.mime_type) == (
+            "static://hello", "hello", "text/plain")
+        (hello,) = client.read_resource(link.uri).contents
+        assert isinstance(hello, types.TextResourceContents)
+        assert hello.text == "Hello, world!"
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_structured_and_link_fit_each_versions_schema_des_3(version: str) -> None:
+    """DES-3, DES-10, DES-19: in every version the lists and results of ``structured`` and
+    ``link`` fit that version's schema; outputSchema, structuredContent and resource
+    links appear only from 2025-06-18, the JSON text and a text naming the URI before."""
+    newer = version >= "2025-06-18"
+    with raw_session(server, version=version) as (peer, _):
+        listed = peer.call(request("tools/list"))["result"]
+        validator("ListToolsResult", version).validate(listed)
+        tools = {tool["name"]: tool for tool in listed["tools"]}
+        assert ("outputSchema" in tools["structured"]) is newer
+        answer = peer.call(request("tools/call", {"name": "structured",
+                                                  "arguments": {"a": 2, "b": 3}}))["result"]
+        validator("CallToolResult", version).validate(answer)
+        assert json.loads(answer["content"][0]["text"]) == {"sum": 5, "product": 6}
+        assert answer.get("structuredContent") == ({"sum": 5, "product": 6} if newer else None)
+        linked = peer.call(request("tools/call", {"name": "link"}))["result"]
+        validator("CallToolResult", version).validate(linked)
+        (item,) = linked["content"]
+        if newer:
+            assert (item["type"], item["uri"]) == ("resource_link", "static://hello")
+        else:
+            assert item == {"type": "text", "text": "[resource link] Hello: static://hello"}

@@ -379,20 +379,30 @@ def test_tool_keeps_unknown_members_tools_3() -> None:
         "annotations": {"readOnlyHint": True, "title": "Adder"},
     }
     tool = round_trip(document, types.Tool)
-    assert set(tool.extra) == {"title", "outputSchema", "_meta"}
+    # V0618-8, V0618-16, V0618-17: these are fields of Tool now, not unknown members.
+    assert not tool.extra
+    assert tool.title == "Adder ✓" and tool.meta == {"vendor/x": 1}
+    assert tool.output_schema == document["outputSchema"]
     assert tool.input_schema == document["inputSchema"]
     assert tool.annotations == types.ToolAnnotations(read_only_hint=True, title="Adder")
 
 
-def test_resource_link_is_kept_as_unknown_content_content_5() -> None:
-    """CONTENT-5: an unknown content type is kept, not rejected, in tool results."""
-    link = {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "mimeType": "x/y"}
+def test_resource_link_decodes_and_unknown_content_is_kept_v0618_24() -> None:
+    """V0618-22/24, CONTENT-5: resource_link decodes as ResourceLink in tool results and
+    prompt messages; a content type still unknown is kept, not rejected."""
+    link = {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "mimeType": "x/y",
+            "title": "A", "size": 3, "_meta": {"k": 1},
+            "annotations": {"lastModified": "2025-01-12T15:00:58Z"}}
     result = round_trip({"content": [{"type": "text", "text": "see"}, link]}, types.CallToolResult)
-    assert result.content[1] == types.UnknownContent(
-        type="resource_link", extra={"uri": "file:///a.txt", "name": "a", "mimeType": "x/y"}
-    )
+    decoded = result.content[1]
+    assert isinstance(decoded, types.ResourceLink)
+    assert (decoded.uri, decoded.name, decoded.title, decoded.mime_type, decoded.meta) == (
+        "file:///a.txt", "a", "A", "x/y", {"k": 1})
     message = from_wire({"role": "user", "content": link}, types.PromptMessage)
-    assert isinstance(message.content, types.UnknownContent)
+    assert isinstance(message.content, types.ResourceLink)
+    unknown = round_trip({"content": [{"type": "hologram", "uri": "x:y"}]},
+                         types.CallToolResult)
+    assert unknown.content[0] == types.UnknownContent(type="hologram", extra={"uri": "x:y"})
 
 
 def test_sampling_content_is_limited_sampling_3() -> None:

@@ -68,11 +68,14 @@ def test_a_copy_is_equal_and_keeps_the_shared_empty_extra(value: Any, how: str) 
 
 
 def test_a_deep_copy_shares_no_mutable_member() -> None:
-    value = from_wire({"content": [], "structuredContent": {"n": [1]}}, types.CallToolResult)
+    value = from_wire({"content": [], "structuredContent": {"n": [1]}, "vendor": {"n": [1]}},
+                      types.CallToolResult)
     copied = copy.deepcopy(value)
-    assert copied.extra == {"structuredContent": {"n": [1]}}
+    assert copied.extra == {"vendor": {"n": [1]}}
     assert copied.extra is not value.extra
-    assert copied.extra["structuredContent"] is not value.extra["structuredContent"]
+    assert copied.extra["vendor"] is not value.extra["vendor"]
+    assert copied.structured == {"n": [1]}
+    assert copied.structured_content is not value.structured_content
 
 
 def test_instances_of_hashable_members_hash_by_value() -> None:

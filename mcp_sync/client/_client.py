@@ -49,6 +49,7 @@ from ._handlers import (
 )
 from ._life import Backoff, Lifeline, track, untrack
 from ._requests import RequestMethods
+from ._structured import OutputSchemas
 
 if TYPE_CHECKING:
     import requests
@@ -120,6 +121,10 @@ class Client(RequestMethods, Lifeline):
         reconnect_delay: after a failed attempt to reconnect, wait this long before the
             next; doubled after each further failure, with jitter.
         max_reconnect_delay: the longest wait between two attempts to reconnect.
+        validate_tool_output: check each tool result against the ``outputSchema`` that
+            :meth:`list_tools` last gave for that tool (V0618-20); a result that does not
+            fit raises :class:`~mcp_sync.errors.ToolOutputError`. False takes results as
+            they come.
 
     Notification callbacks run one at a time on a thread of the client's (or on
     ``callback_executor``), in the order the server sent the notifications; one that
@@ -159,6 +164,7 @@ class Client(RequestMethods, Lifeline):
         reconnect: bool = False,
         reconnect_delay: float = 0.5,
         max_reconnect_delay: float = 30.0,
+        validate_tool_output: bool = True,
     ) -> None:
         versions = supported_versions_of(supported_versions)
         if protocol_version is not None:
@@ -184,6 +190,7 @@ class Client(RequestMethods, Lifeline):
             on_notification=on_notification, callback_executor=callback_executor)
         self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
+        self._output_schemas = OutputSchemas() if validate_tool_output else None
         self._callback_executor = callback_executor
         self._info = types.Implementation(
             name=name, version=version, title=title, description=description,

@@ -17,6 +17,7 @@ from ..engine._engine import Engine, ProgressCallback
 from ..errors import InvalidParams, LocalProtocolError, McpError
 from ..protocol._convert import from_wire, to_wire
 from ._handlers import ToolApproval, ToolCallDenied
+from ._structured import OutputSchemas
 
 __all__ = ["ReferenceLike", "RequestMethods"]
 
@@ -35,6 +36,7 @@ class RequestMethods:
     """
 
     _approve_tool_call: ToolApproval | None
+    _output_schemas: OutputSchemas | None
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None,
@@ -168,7 +170,10 @@ class RequestMethods:
     def list_tools_page(self, cursor: str | None = None, *,
                         timeout: float | None = None) -> types.ListToolsResult:
         """One page of tools; pass the previous page's ``next_cursor`` for the next."""
-        return self._typed("tools/list", _paginated(cursor), types.ListToolsResult, timeout)
+        page = self._typed("tools/list", _paginated(cursor), types.ListToolsResult, timeout)
+        if self._output_schemas is not None:
+            self._output_schemas.remember(page.tools)
+        return page
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                   timeout: float | None = None,
@@ -192,9 +197,12 @@ class RequestMethods:
             InvalidParams: unknown tool or invalid arguments.
             RequestTimeout: no answer in time; the call was cancelled at the server.
             CapabilityError: the server did not declare ``tools`` (CAPS-5).
+            ToolOutputError: the result does not fit the tool's listed output schema
+                (see the client's ``validate_tool_output``).
         """
-        return _tool_result(self.send_request("tools/call", self._approved(name, arguments),
-                                              timeout=timeout, on_progress=on_progress))
+        return self._checked(name, _tool_result(self.send_request(
+            "tools/call", self._approved(name, arguments), timeout=timeout,
+            on_progress=on_progress)))
 
     def call_tool_async(self, name: str, arguments: Mapping[str, Any] | None = None, *,
                         timeout: float | None = None,
@@ -212,7 +220,12 @@ class RequestMethods:
         once the answer is being delivered.
         """
         future = self._send("tools/call", self._approved(name, arguments), timeout, on_progress)
-        return self._typed_async(future, _tool_result)
+        return self._typed_async(future, lambda raw: self._checked(name, _tool_result(raw)))
+
+    def _checked(self, name: str, result: types.CallToolResult) -> types.CallToolResult:
+        # V0618-20, DES-10: against the output schema tools/list gave for this tool.
+        schemas = self._output_schemas
+        return result if schemas is None else schemas.check(name, result)
 
     def _approved(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}

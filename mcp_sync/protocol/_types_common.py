@@ -31,9 +31,14 @@ LOGGING_LEVELS: tuple[LoggingLevel, ...] = (
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Annotations(Model):
-    """Hints for the client about who a piece of data is for and how much it matters."""
+    """Hints for the client about who a piece of data is for and how much it matters.
+
+    ``last_modified`` (2025-06-18, V0618-25) is an ISO 8601 timestamp, such as
+    ``"2025-01-12T15:00:58Z"``.
+    """
     audience: list[Role] | None = None
     priority: float | None = None
+    last_modified: str | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -74,6 +79,7 @@ class TextResourceContents(Model):
     uri: str
     text: str
     mime_type: str | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -83,6 +89,7 @@ class BlobResourceContents(Model):
     uri: str
     blob: str
     mime_type: str | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -95,6 +102,7 @@ class TextContent(Model):
     type: Literal["text"] = "text"
     text: str
     annotations: Annotations | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -105,6 +113,7 @@ class ImageContent(Model):
     data: str
     mime_type: str
     annotations: Annotations | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -115,6 +124,7 @@ class AudioContent(Model):
     data: str
     mime_type: str
     annotations: Annotations | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -124,6 +134,28 @@ class EmbeddedResource(Model):
     type: Literal["resource"] = "resource"
     resource: ResourceContents
     annotations: Annotations | None = None
+    meta: _Meta = None
+    extra: Mapping[str, Any] = NO_EXTRA
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceLink(Model):
+    """A link to a resource, in a tool result or a prompt message (2025-06-18, V0618-22).
+
+    The client may read it with ``read_resource(link.uri)``; the resource need not be
+    in the server's ``resources/list``. ``size`` is the raw byte count, if known.
+    """
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    # AMBIG-22, as on Resource: any number is accepted.
+    size: float | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -134,7 +166,8 @@ class UnknownContent(Model):
     extra: Mapping[str, Any] = NO_EXTRA
 
 
-Content = TextContent | ImageContent | AudioContent | EmbeddedResource | UnknownContent
+Content = (TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
+           | UnknownContent)
 SamplingContent = TextContent | ImageContent | AudioContent
 
 
@@ -189,6 +222,20 @@ class ServerCapabilities(Model):
     resources: ResourcesCapability | None = None
     tools: ToolsCapability | None = None
     extra: Mapping[str, Any] = NO_EXTRA
+
+
+def display_name(item: Any) -> str:
+    """The name to show people for a tool, resource, template, prompt, argument or
+    implementation (V0618-16): its ``title``; for a tool then ``annotations.title``;
+    then its ``name``."""
+    title = getattr(item, "title", None)
+    if title:
+        return str(title)
+    annotations = getattr(item, "annotations", None)
+    annotation_title = getattr(annotations, "title", None)
+    if annotation_title:
+        return str(annotation_title)
+    return str(item.name)
 
 
 publish(globals())

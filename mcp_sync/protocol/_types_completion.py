@@ -14,6 +14,7 @@ class PromptReference(Model):
     """Points at a prompt by name (for completion)."""
     type: Literal["ref/prompt"] = "ref/prompt"
     name: str
+    title: str | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 

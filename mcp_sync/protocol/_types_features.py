@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from ._model import NO_EXTRA, Model, publish
-from ._types_common import Content, Implementation, ServerCapabilities, _Meta
+from ._types_common import Content, Icon, Implementation, ServerCapabilities, _Meta
 
 # --- Tools -----------------------------------------------------------------------------------
 
@@ -50,11 +50,19 @@ class ToolAnnotations(Model):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Tool(Model):
-    """A tool the server lets the client call; ``input_schema`` is a JSON Schema object."""
+    """A tool the server lets the client call; ``input_schema`` is a JSON Schema object.
+
+    ``output_schema`` (2025-06-18) describes the object the tool returns as
+    ``structured_content``; ``title`` is display text (see :func:`display_name`).
+    """
     name: str
     input_schema: dict[str, Any]
+    title: str | None = None
     description: str | None = None
+    output_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations | None = None
+    icons: list[Icon] | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -93,11 +101,21 @@ class ListToolsResult(Model):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class CallToolResult(Model):
-    """A tool's output; tool failures are reported here with ``is_error`` set."""
+    """A tool's output; tool failures are reported here with ``is_error`` set.
+
+    ``structured_content`` (2025-06-18) is the JSON object a tool with an output schema
+    returns, also readable as :attr:`structured`.
+    """
     content: list[Content]
+    structured_content: dict[str, Any] | None = None
     is_error: bool | None = None
     meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        """The structured result (``structuredContent``), or None when there is none."""
+        return self.structured_content
 
 
 publish(globals())

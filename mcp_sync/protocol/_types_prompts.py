@@ -6,7 +6,7 @@ from typing import Any
 import attrs
 
 from ._model import NO_EXTRA, Model, publish
-from ._types_common import Content, Role, _Meta
+from ._types_common import Content, Icon, Role, _Meta
 from ._types_messages import _MetadataOnly, _Paginated
 
 
@@ -14,6 +14,7 @@ from ._types_messages import _MetadataOnly, _Paginated
 class PromptArgument(Model):
     """One argument a prompt template accepts."""
     name: str
+    title: str | None = None
     description: str | None = None
     required: bool | None = None
     extra: Mapping[str, Any] = NO_EXTRA
@@ -23,8 +24,11 @@ class PromptArgument(Model):
 class Prompt(Model):
     """A prompt or prompt template offered by the server."""
     name: str
+    title: str | None = None
     description: str | None = None
     arguments: list[PromptArgument] | None = None
+    icons: list[Icon] | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 

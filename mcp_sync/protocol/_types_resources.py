@@ -6,7 +6,7 @@ from typing import Any
 import attrs
 
 from ._model import NO_EXTRA, Model, publish
-from ._types_common import Annotations, ResourceContents, _Meta
+from ._types_common import Annotations, Icon, ResourceContents, _Meta
 from ._types_messages import _MetadataOnly, _Paginated
 
 
@@ -15,11 +15,14 @@ class Resource(Model):
     """A resource the server can read (``size`` is the raw byte count, if known)."""
     uri: str
     name: str
+    title: str | None = None
     description: str | None = None
     mime_type: str | None = None
     annotations: Annotations | None = None
     # AMBIG-22: the schema files disagree (integer vs number); any number is accepted.
     size: float | None = None
+    icons: list[Icon] | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 
@@ -28,9 +31,12 @@ class ResourceTemplate(Model):
     """An RFC 6570 URI template describing a family of readable resources."""
     uri_template: str
     name: str
+    title: str | None = None
     description: str | None = None
     mime_type: str | None = None
     annotations: Annotations | None = None
+    icons: list[Icon] | None = None
+    meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 

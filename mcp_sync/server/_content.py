@@ -36,7 +36,7 @@ __all__ = [
 
 _CONTENT_CLASSES = (
     types.TextContent, types.ImageContent, types.AudioContent, types.EmbeddedResource,
-    types.UnknownContent,
+    types.ResourceLink, types.UnknownContent,
 )
 _CONTENT_CLASS_SET = frozenset(_CONTENT_CLASSES)
 _RESOURCE_CONTENTS = (types.TextResourceContents, types.BlobResourceContents)
@@ -120,14 +120,27 @@ def to_call_tool_result(value: Any) -> types.CallToolResult:
 
 def for_profile(items: list[types.Content], profile: VersionProfile | None,
                 ) -> list[types.Content]:
-    """``items`` as a peer of ``profile``'s version can receive them.
+    """``items`` as a peer of ``profile``'s version can receive them (DES-3).
 
     Audio did not exist before 2025-03-26: such a peer gets a short text note instead.
+    Resource links did not exist before 2025-06-18: such a peer gets a text block
+    naming the linked URI.
     """
-    if profile is None or profile.audio_content:
+    if profile is None or (profile.audio_content and profile.resource_link):
         return items
-    return [types.TextContent(text=f"[audio ({item.mime_type}) omitted]")
-            if isinstance(item, types.AudioContent) else item for item in items]
+    if not any(isinstance(item, (types.AudioContent, types.ResourceLink)) for item in items):
+        return items
+    return [_downgraded(item, profile) for item in items]
+
+
+def _downgraded(item: types.Content, profile: VersionProfile) -> types.Content:
+    if isinstance(item, types.AudioContent) and not profile.audio_content:
+        return types.TextContent(text=f"[audio ({item.mime_type}) omitted]")
+    if isinstance(item, types.ResourceLink) and not profile.resource_link:
+        label = types.display_name(item)
+        text = item.uri if label == item.uri else f"{label}: {item.uri}"
+        return types.TextContent(text=f"[resource link] {text}")
+    return item
 
 
 def to_resource_contents(value: Any, uri: str, mime_type: str | None,

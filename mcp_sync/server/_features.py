@@ -26,18 +26,21 @@ from ..protocol._convert import from_wire
 from ..protocol._record import Record
 from ._content import guess_mime_type
 from ._context import Context
-from ._signature import FunctionSignature, inspect_function
+from ._signature import FunctionSignature, inspect_function, return_hint
+from ._structured import OutputSchema, output_schema_for
 from ._uri_template import UriTemplate
 
 __all__ = [
     "CompleteSpec",
     "Completions",
+    "IconsSpec",
     "RegisteredPrompt",
     "RegisteredResource",
     "RegisteredTemplate",
     "RegisteredTool",
     "check_decorator_argument",
     "guess_mime_type",
+    "make_icons",
     "make_prompt",
     "make_resource",
     "make_template",
@@ -50,6 +53,8 @@ CompleteSpec: TypeAlias = (
     " | Callable[[str, str], Iterable[str]]"
 )
 AnnotationsSpec: TypeAlias = "types.Annotations | Mapping[str, Any] | None"
+#: Icons as :class:`~mcp_sync.types.Icon` objects, wire dicts, or ``src`` strings.
+IconsSpec: TypeAlias = "Iterable[types.Icon | Mapping[str, Any] | str] | None"
 
 _INTEGER = re.compile(r"[+-]?\d+")
 
@@ -82,6 +87,34 @@ def check_decorator_argument(kind: str, value: object) -> None:
 
 def _default_name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def make_icons(spec: IconsSpec, owner: str) -> list[types.Icon] | None:
+    """The icons of ``owner`` from what the user gave (V1125-7).
+
+    Raises:
+        ValueError: an icon's ``src`` is neither an ``https:`` URL nor a ``data:image``
+            URI (V1125-8), which clients would refuse to fetch.
+    """
+    if spec is None:
+        return None
+    if isinstance(spec, (str, Mapping, types.Icon)):
+        spec = [spec]
+    icons: list[types.Icon] = []
+    for item in spec:
+        if isinstance(item, str):
+            item = types.Icon(src=item)
+        elif isinstance(item, Mapping):
+            item = from_wire(dict(item), types.Icon)
+        if not types.is_safe_icon_src(item.src):
+            raise ValueError(f"{owner}: icon src {item.src[:60]!r} must be an https: URL "
+                             "or a base64 data:image URI")
+        icons.append(item)
+    return icons
+
+
+def _meta(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else dict(value)
 
 
 def _annotations(value: AnnotationsSpec) -> types.Annotations | None:
@@ -169,13 +202,16 @@ class Completions:
 
 
 class RegisteredTool(Record):
-    __slots__ = ("fn", "signature", "tool")
+    __slots__ = ("embeds_warned", "fn", "output", "signature", "tool")
 
     def __init__(self, tool: types.Tool, fn: Callable[..., Any],
-                 signature: FunctionSignature) -> None:
+                 signature: FunctionSignature, output: OutputSchema | None = None) -> None:
         self.tool = tool
         self.fn = fn
         self.signature = signature
+        self.output = output
+        #: Set once the tool was warned about embedding resources without the capability.
+        self.embeds_warned = False
 
 
 class RegisteredResource(Record):
@@ -308,24 +344,36 @@ def coerce_strings(signature: FunctionSignature, values: Mapping[str, str]) -> d
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None, description: str | None,
-              annotations: types.ToolAnnotations | Mapping[str, Any] | None) -> RegisteredTool:
+              annotations: types.ToolAnnotations | Mapping[str, Any] | None,
+              title: str | None = None,
+              output_schema: Mapping[str, Any] | bool | None = None,
+              meta: Mapping[str, Any] | None = None,
+              icons: IconsSpec = None) -> RegisteredTool:
     """Inspect a tool function; see :meth:`mcp_sync.Server.add_tool`."""
     _refuse_coroutine(fn, "tool")
     signature = inspect_function(fn, skip_types=(Context,))
     if isinstance(annotations, Mapping):
         annotations = from_wire(dict(annotations), types.ToolAnnotations)
+    tool_name = name or _default_name(fn)
+    output = output_schema_for(return_hint(fn), output_schema, f"tool {tool_name!r}")
     tool = types.Tool(
-        name=name or _default_name(fn),
+        name=tool_name,
+        title=title,
         description=description if description is not None else signature.description,
         input_schema=signature.input_schema,
+        output_schema=None if output is None else output.schema,
         annotations=annotations,
+        icons=make_icons(icons, f"tool {tool_name!r}"),
+        meta=_meta(meta),
     )
-    return RegisteredTool(tool, fn, signature)
+    return RegisteredTool(tool, fn, signature, output)
 
 
 def make_resource(fn: Callable[..., Any], uri: str, *, name: str | None,
                   description: str | None, mime_type: str | None,
-                  annotations: AnnotationsSpec) -> RegisteredResource:
+                  annotations: AnnotationsSpec, title: str | None = None,
+                  icons: IconsSpec = None,
+                  meta: Mapping[str, Any] | None = None) -> RegisteredResource:
     """Inspect the function of a resource with a fixed URI."""
     _refuse_coroutine(fn, "resource")
     if not uri:
@@ -342,6 +390,9 @@ def make_resource(fn: Callable[..., Any], uri: str, *, name: str | None,
         description=description if description is not None else signature.description,
         mime_type=mime_type or guess_mime_type(uri),
         annotations=_annotations(annotations),
+        title=title,
+        icons=make_icons(icons, f"resource {uri!r}"),
+        meta=_meta(meta),
     )
     return RegisteredResource(resource, fn, signature)
 
@@ -349,7 +400,9 @@ def make_resource(fn: Callable[..., Any], uri: str, *, name: str | None,
 def make_template(fn: Callable[..., Any], uri_template: str, *, name: str | None,
                   description: str | None, mime_type: str | None,
                   annotations: AnnotationsSpec,
-                  complete: CompleteSpec | None) -> RegisteredTemplate:
+                  complete: CompleteSpec | None, title: str | None = None,
+                  icons: IconsSpec = None,
+                  meta: Mapping[str, Any] | None = None) -> RegisteredTemplate:
     """Inspect the function of a resource template; its variables are its parameters."""
     _refuse_coroutine(fn, "resource template")
     matcher = UriTemplate(uri_template)
@@ -370,6 +423,9 @@ def make_template(fn: Callable[..., Any], uri_template: str, *, name: str | None
         description=description if description is not None else signature.description,
         mime_type=mime_type,
         annotations=_annotations(annotations),
+        title=title,
+        icons=make_icons(icons, f"resource template {uri_template!r}"),
+        meta=_meta(meta),
     )
     completions = Completions(complete, matcher.variables,
                               f"resource template {uri_template!r}")
@@ -377,22 +433,33 @@ def make_template(fn: Callable[..., Any], uri_template: str, *, name: str | None
 
 
 def make_prompt(fn: Callable[..., Any], *, name: str | None, description: str | None,
-                complete: CompleteSpec | None) -> RegisteredPrompt:
+                complete: CompleteSpec | None, title: str | None = None,
+                icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+                argument_titles: Mapping[str, str] | None = None) -> RegisteredPrompt:
     """Inspect a prompt function; its parameters are the prompt's arguments."""
     _refuse_coroutine(fn, "prompt")
     signature = inspect_function(fn, skip_types=(Context,))
     properties: Mapping[str, Any] = signature.input_schema.get("properties", {})
     required = set(signature.input_schema.get("required", ()))
+    prompt_name = name or _default_name(fn)
+    titles = dict(argument_titles or {})
+    unknown = sorted(set(titles) - set(properties))
+    if unknown:
+        raise ValueError(f"prompt {prompt_name!r}: argument_titles names {unknown}, which "
+                         f"are not among its arguments {sorted(properties)}")
     arguments = [
-        types.PromptArgument(name=argument, description=schema.get("description"),
+        types.PromptArgument(name=argument, title=titles.get(argument),
+                             description=schema.get("description"),
                              required=argument in required)
         for argument, schema in properties.items()
     ]
-    prompt_name = name or _default_name(fn)
     prompt = types.Prompt(
         name=prompt_name,
+        title=title,
         description=description if description is not None else signature.description,
         arguments=arguments or None,
+        icons=make_icons(icons, f"prompt {prompt_name!r}"),
+        meta=_meta(meta),
     )
     completions = Completions(complete, list(properties), f"prompt {prompt_name!r}")
     return RegisteredPrompt(prompt, fn, signature, completions)

@@ -36,6 +36,7 @@ from ._features import Completions
 from ._logging import check_level, run_serving
 from ._reading import read_contents, run_with_context
 from ._registry import Handler
+from ._structured import structured_result
 from ._version_rules import argument_error_result, errors_as_results
 
 if TYPE_CHECKING:
@@ -113,6 +114,10 @@ def list_tools(connection: ServerConnection, incoming: IncomingRequest) -> dict[
     profile = connection.session.profile
     if profile is not None and not profile.tool_annotations:
         page = [attrs.evolve(tool, annotations=None) for tool in page]
+    if profile is not None and not profile.structured_output:
+        # DES-10: an older client gets no outputSchema; its results keep their JSON text.
+        page = [attrs.evolve(tool, output_schema=None) if tool.output_schema else tool
+                for tool in page]
     return _wire(types.ListToolsResult(tools=page, next_cursor=next_cursor))
 
 
@@ -133,12 +138,15 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     try:
         value = _run(connection, incoming, registered.fn, kwargs,
                      registered.signature.context_parameter)
-        if value.__class__ is str:
+        if registered.output is not None:
+            result = structured_result(value, registered.output, name)
+        elif value.__class__ is str:
             # The commonest tool returns text. Its answer is written as it is on the wire,
             # without a result and an item built only to be encoded again: a tenth of
             # what serving a short call costs.
             return {"content": [{"type": "text", "text": value}]}
-        result = to_call_tool_result(value)
+        else:
+            result = to_call_tool_result(value)
     except Exception as exc:
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
@@ -147,9 +155,19 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         message = str(exc) or type(exc).__name__
         return _wire(types.CallToolResult(
             content=[types.TextContent(text=f"Error: {message}")], is_error=True))
-    content = for_profile(result.content, connection.session.profile)
+    if not registered.embeds_warned and connection.capabilities.resources is None and any(
+            isinstance(item, types.EmbeddedResource) for item in result.content):
+        # V0618-23: embedded resources come with the resources capability.
+        registered.embeds_warned = True
+        log.warning("tool %r returned an embedded resource, but the server offers no "
+                    "resources; register them, or pass resources=True to Server", name)
+    profile = connection.session.profile
+    content = for_profile(result.content, profile)
     if content is not result.content:
         result = attrs.evolve(result, content=content)
+    if result.structured_content is not None and profile is not None and (
+            not profile.structured_output):
+        result = attrs.evolve(result, structured_content=None)  # DES-10: the text stays
     return _wire(result)
 
 

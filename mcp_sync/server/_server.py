@@ -32,6 +32,7 @@ from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
+    IconsSpec,
     check_decorator_argument,
     make_prompt,
     make_resource,
@@ -152,10 +153,16 @@ class Server(Serving):
     @overload
     def tool(self, name: str | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             title: str | None = None,
+             output_schema: Mapping[str, Any] | bool | None = None,
+             meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
              annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+             title: str | None = None,
+             output_schema: Mapping[str, Any] | bool | None = None,
+             meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -166,19 +173,25 @@ class Server(Serving):
         Raises:
             TypeError: ``name`` is neither a string nor the function itself.
         """
+        options: dict[str, Any] = {"description": description, "annotations": annotations,
+                                   "title": title, "output_schema": output_schema,
+                                   "meta": meta, "icons": icons}
         if callable(name):
-            self.add_tool(name, description=description, annotations=annotations)
+            self.add_tool(name, **options)
             return name
         check_decorator_argument("tool", name)
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name=name, description=description, annotations=annotations)
+            self.add_tool(fn, name=name, **options)
             return fn
         return register
 
     def add_tool(self, fn: Callable[..., Any], *, name: str | None = None,
                  description: str | None = None,
-                 annotations: types.ToolAnnotations | Mapping[str, Any] | None = None) -> None:
+                 annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
+                 title: str | None = None,
+                 output_schema: Mapping[str, Any] | bool | None = None,
+                 meta: Mapping[str, Any] | None = None, icons: IconsSpec = None) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
         Connected clients are sent ``notifications/tools/list_changed``.
@@ -193,12 +206,25 @@ class Server(Serving):
             description: the tool's description; the docstring by default.
             annotations: :class:`~mcp_sync.types.ToolAnnotations`, or a dict in the wire
                 shape (``{"readOnlyHint": True}``).
+            title: display text for people (2025-06-18); ``name`` stays the identifier.
+            output_schema: the JSON Schema (``"type": "object"``) of the tool's structured
+                result; by default it comes from the return annotation (an attrs class,
+                dataclass, TypedDict or dict is an object, another type is wrapped as
+                ``{"result": ...}``); ``False`` declares none. Results are checked
+                against it before they are sent (see ``docs/server.md``).
+            meta: the tool's ``_meta`` object.
+            icons: :class:`~mcp_sync.types.Icon` objects, their wire dicts or ``src``
+                strings (2025-11-25); ``src`` must be ``https:`` or a ``data:image`` URI.
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
-                cannot be turned into a schema.
+                cannot be turned into a schema, or ``output_schema`` is not an object
+                schema.
+            ValueError: an icon's ``src`` is not one clients may fetch.
         """
-        registered = make_tool(fn, name=name, description=description, annotations=annotations)
+        registered = make_tool(fn, name=name, description=description, annotations=annotations,
+                               title=title, output_schema=output_schema, meta=meta,
+                               icons=icons)
         check_tool_name(registered.tool.name)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
@@ -221,7 +247,9 @@ class Server(Serving):
 
     def resource(self, uri: str, *, name: str | None = None, description: str | None = None,
                  mime_type: str | None = None, annotations: AnnotationsSpec = None,
-                 complete: CompleteSpec | None = None) -> Callable[[F], F]:
+                 complete: CompleteSpec | None = None, title: str | None = None,
+                 icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+                 ) -> Callable[[F], F]:
         """Register the decorated function as a resource, or a resource template if
         ``uri`` has ``{variables}``; the function is returned unchanged.
 
@@ -240,23 +268,24 @@ class Server(Serving):
                 URI (``@server.resource`` instead of ``@server.resource("config://app")``).
         """
         check_decorator_argument("resource", uri)
+        options: dict[str, Any] = {"name": name, "description": description,
+                                   "mime_type": mime_type, "annotations": annotations,
+                                   "title": title, "icons": icons, "meta": meta}
 
         def register(fn: F) -> F:
             if is_template(uri):
-                self.add_resource_template(fn, uri, name=name, description=description,
-                                           mime_type=mime_type, annotations=annotations,
-                                           complete=complete)
+                self.add_resource_template(fn, uri, complete=complete, **options)
             else:
                 if complete is not None:
                     raise ValueError(f"resource {uri!r} has a fixed URI: nothing to complete")
-                self.add_resource(fn, uri, name=name, description=description,
-                                  mime_type=mime_type, annotations=annotations)
+                self.add_resource(fn, uri, **options)
             return fn
         return register
 
     def add_resource(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
                      description: str | None = None, mime_type: str | None = None,
-                     annotations: AnnotationsSpec = None) -> None:
+                     annotations: AnnotationsSpec = None, title: str | None = None,
+                     icons: IconsSpec = None, meta: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as the reader of the resource at ``uri`` (replacing any other).
 
         Connected clients are sent ``notifications/resources/list_changed``.
@@ -273,20 +302,24 @@ class Server(Serving):
             description: its description; the docstring by default.
             mime_type: its MIME type; guessed from the URI's extension by default.
             annotations: :class:`~mcp_sync.types.Annotations` or their wire dict.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
 
         Raises:
             TypeError: ``fn`` is a coroutine function or requires arguments.
-            ValueError: ``uri`` is empty.
+            ValueError: ``uri`` is empty, or an icon's ``src`` is not one clients may fetch.
         """
         registered = make_resource(fn, uri, name=name, description=description,
-                                   mime_type=mime_type, annotations=annotations)
+                                   mime_type=mime_type, annotations=annotations,
+                                   title=title, icons=icons, meta=meta)
         self._registry.add_resource(uri, registered)
         self._broadcast("notifications/resources/list_changed")
 
     def add_resource_template(self, fn: Callable[..., Any], uri_template: str, *,
                               name: str | None = None, description: str | None = None,
                               mime_type: str | None = None, annotations: AnnotationsSpec = None,
-                              complete: CompleteSpec | None = None) -> None:
+                              complete: CompleteSpec | None = None, title: str | None = None,
+                              icons: IconsSpec = None,
+                              meta: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as the reader of every URI matching ``uri_template``.
 
         The template follows RFC 6570 with ``{name}`` (one path segment) and ``{+name}``
@@ -306,6 +339,7 @@ class Server(Serving):
                 ``fn(typed_prefix)`` returns suggestions, ``{"lang": ["en", "de"]}`` for
                 fixed choices (filtered by prefix), or one ``fn(variable, typed_prefix)``
                 for all of them.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
 
         Raises:
             TypeError: the function lacks a parameter for a variable, requires one that
@@ -314,7 +348,7 @@ class Server(Serving):
         """
         registered = make_template(fn, uri_template, name=name, description=description,
                                    mime_type=mime_type, annotations=annotations,
-                                   complete=complete)
+                                   complete=complete, title=title, icons=icons, meta=meta)
         self._registry.add_template(uri_template, registered)
         self._broadcast("notifications/resources/list_changed")
 
@@ -359,10 +393,14 @@ class Server(Serving):
 
     @overload
     def prompt(self, name: str | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> Callable[[F], F]: ...
+               complete: CompleteSpec | None = None, title: str | None = None,
+               icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+               argument_titles: Mapping[str, str] | None = None) -> Callable[[F], F]: ...
 
     def prompt(self, name: str | F | None = None, *, description: str | None = None,
-               complete: CompleteSpec | None = None) -> F | Callable[[F], F]:
+               complete: CompleteSpec | None = None, title: str | None = None,
+               icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+               argument_titles: Mapping[str, str] | None = None) -> F | Callable[[F], F]:
         """Register the decorated function as a prompt and return it unchanged.
 
         Written ``@server.prompt`` or ``@server.prompt()``, or with options; see
@@ -371,19 +409,24 @@ class Server(Serving):
         Raises:
             TypeError: ``name`` is neither a string nor the function itself.
         """
+        options: dict[str, Any] = {"description": description, "complete": complete,
+                                   "title": title, "icons": icons, "meta": meta,
+                                   "argument_titles": argument_titles}
         if callable(name):
-            self.add_prompt(name, description=description, complete=complete)
+            self.add_prompt(name, **options)
             return name
         check_decorator_argument("prompt", name)
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, description=description, complete=complete)
+            self.add_prompt(fn, name=name, **options)
             return fn
         return register
 
     def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None,
                    description: str | None = None,
-                   complete: CompleteSpec | None = None) -> None:
+                   complete: CompleteSpec | None = None, title: str | None = None,
+                   icons: IconsSpec = None, meta: Mapping[str, Any] | None = None,
+                   argument_titles: Mapping[str, str] | None = None) -> None:
         """Register ``fn`` as a prompt (replacing any prompt of the same name).
 
         Connected clients are sent ``notifications/prompts/list_changed``.
@@ -401,12 +444,17 @@ class Server(Serving):
             description: its description; the docstring by default.
             complete: completers for the arguments, as for
                 :meth:`add_resource_template`.
+            title, icons, meta: display text, icons and ``_meta``, as for :meth:`add_tool`.
+            argument_titles: display text of arguments, by name: ``{"code": "Source"}``.
 
         Raises:
             TypeError: ``fn`` is a coroutine function or has an unsupported hint.
-            ValueError: ``complete`` names an argument the function does not have.
+            ValueError: ``complete`` or ``argument_titles`` names an argument the
+                function does not have, or an icon's ``src`` is not one clients may fetch.
         """
-        registered = make_prompt(fn, name=name, description=description, complete=complete)
+        registered = make_prompt(fn, name=name, description=description, complete=complete,
+                                 title=title, icons=icons, meta=meta,
+                                 argument_titles=argument_titles)
         self._registry.add_prompt(registered)
         self._broadcast("notifications/prompts/list_changed")
 

@@ -30,7 +30,7 @@ from ._schema import (
     _with_default,
 )
 
-__all__ = ["FunctionSignature", "inspect_function"]
+__all__ = ["FunctionSignature", "inspect_function", "return_hint"]
 
 
 class FunctionSignature:
@@ -165,3 +165,16 @@ def inspect_function(fn: Callable[..., Any], *,
                                  description, context, ())
     input_schema = copy.deepcopy(_object_schema(properties, [f.name for f in fields if f.required]))
     return FunctionSignature(input_schema, description, context, tuple(fields))
+
+
+def return_hint(fn: Callable[..., Any]) -> Any:
+    """``fn``'s resolved return annotation, or None when it has none."""
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    hint = _function_hints(fn, name).get("return")
+    if hint is None:
+        try:
+            annotation = inspect.signature(fn).return_annotation
+        except ValueError:
+            return None
+        hint = None if annotation is inspect.Signature.empty else annotation
+    return hint

@@ -307,8 +307,9 @@ def test_our_client_initializes_and_calls_sdk_tools(sdk_server_client: Client) -
     assert add_tool.input_schema["required"] == ["a", "b"]
     assert {name: spec["type"] for name, spec in add_tool.input_schema["properties"].items()} \
         == {"a": "integer", "b": "integer"}
-    # A field newer than 2025-03-26 is kept, not dropped or refused.
-    assert "outputSchema" in add_tool.extra
+    # V0618-17: the SDK's output schema (an int wrapped as {"result": ...}) is read.
+    assert add_tool.output_schema is not None
+    assert add_tool.output_schema["required"] == ["result"]
 
     result = client.call_tool("add", {"a": 2, "b": 40})
     assert result.is_error is False
