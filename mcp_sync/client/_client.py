@@ -33,6 +33,7 @@ from ..protocol._versions import KNOWN_VERSIONS, LATEST_VERSION
 from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from ._call_future import CallFuture
 from ._callbacks import on_executor
+from ._elicitation import ElicitationHandler
 from ._handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -102,6 +103,18 @@ class Client(RequestMethods, Lifeline):
             and the sampling handler. Give a GUI toolkit's (:mod:`mcp_sync.gui` has
             them for Tk and Qt) and none of them runs on another thread. By default
             they run on threads of the client's.
+        elicitation_handler: asks the user for what a server's ``elicitation/create``
+            wants, as ``fn(request: ElicitationRequest)`` returning
+            ``request.accept(values)``, ``request.decline()`` or ``request.cancel()``.
+            Accepted values are checked against the requested schema before they are
+            sent. The ``elicitation`` capability is declared only when a handler is
+            given; without one the request is answered -32601.
+        elicitation_modes: the modes the handler serves: ``("form",)`` (the default),
+            ``("form", "url")`` or ``("url",)``. A request in another mode is answered
+            -32602. The library never opens a URL: the handler does, with consent.
+        on_elicitation_complete: called as ``fn(elicitation_id)`` when the server says a
+            URL-mode elicitation the user accepted is done; unknown or repeated ids are
+            ignored.
         max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default our newest. The
             client accepts that version or an older one it knows.
@@ -141,6 +154,9 @@ class Client(RequestMethods, Lifeline):
         on_notification: NotificationCallback | None = None,
         approve_tool_call: ToolApproval | None = None,
         callback_executor: Executor | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        elicitation_modes: Iterable[str] = ("form",),
+        on_elicitation_complete: Callable[[str], None] | None = None,
         max_workers: int = 4,
         protocol_version: str = LATEST_VERSION,
         reconnect: bool = False,
@@ -164,7 +180,10 @@ class Client(RequestMethods, Lifeline):
         self._handlers = ClientHandlers(
             sampling_handler=sampling_handler, roots=roots, on_log=on_log,
             on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
-            on_notification=on_notification, callback_executor=callback_executor)
+            on_notification=on_notification, callback_executor=callback_executor,
+            elicitation_handler=elicitation_handler, elicitation_modes=elicitation_modes,
+            on_elicitation_complete=on_elicitation_complete,
+            server_info=lambda: self._engine.session.peer_info)
         self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import types
 from ..protocol._convert import from_wire, to_wire
@@ -12,9 +12,12 @@ from ._reading import read_contents
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
+    from ..protocol._elicitation import ElicitationResult
     from ._server import Server, ServerConnection
 
 __all__ = ["Context"]
+
+_T = TypeVar("_T")
 
 
 class Context:
@@ -230,6 +233,75 @@ class Context:
                 while waiting; the nested request was cancelled at the client.
         """
         return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
+
+    @overload
+    def elicit(self, message: str, schema: type[_T], *,
+               timeout: float | None = None) -> ElicitationResult[_T]: ...
+
+    @overload
+    def elicit(self, message: str, schema: Mapping[str, Any], *,
+               timeout: float | None = None) -> ElicitationResult[dict[str, Any]]: ...
+
+    def elicit(self, message: str, schema: Any, *,
+               timeout: float | None = None) -> ElicitationResult[Any]:
+        """Ask the client's user to fill in a form (``elicitation/create``) and wait.
+
+        Never ask for passwords, keys, tokens or payment details this way (V1125-39):
+        use :meth:`elicit_url`.
+
+        Args:
+            message: what the user is asked, and why.
+            schema: the fields: an attrs class, a dataclass or a TypedDict (fields with
+                defaults are optional, their defaults sent), or a dict mapping each name
+                to a type hint (``str``, ``int``, ``float``, ``bool``, a ``Literal`` or
+                ``Enum`` of strings, a ``list`` of those for several choices, ``X | None``
+                when optional) or to a field schema as the specification writes it.
+            timeout: seconds to wait; the server's default if None. A person answers.
+
+        Returns:
+            ``action`` (``accept``, ``decline`` or ``cancel``), the accepted
+            ``content``, and ``value``: the content as an instance of ``schema``'s class
+            (a dict for a TypedDict or a dict schema).
+
+        Raises:
+            CapabilityError: the session's version has no elicitation, or the client did
+                not declare form-mode elicitation; nothing was sent.
+            TypeError, ValueError: a field cannot be asked for in a form (nested objects,
+                arrays other than choices; several choices before 2025-11-25).
+            InvalidParams: the client's accepted content does not fit the schema.
+            RpcError, RequestTimeout, RequestCancelled: as for :meth:`send_request`.
+        """
+        from ._elicitation import elicit_form
+
+        return elicit_form(self._connection, message, schema, timeout=timeout,
+                           related_to=self._incoming.id)
+
+    def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None,
+                   timeout: float | None = None) -> ElicitationResult[Any]:
+        """Ask the client's user to visit ``url`` (URL-mode elicitation, 2025-11-25).
+
+        ``accept`` means only that the user agreed to open it. Send
+        :meth:`complete_elicitation` with the result's ``elicitation_id`` once the
+        interaction at the URL is done. Put no credentials or personal data in the URL
+        (V1125-46).
+
+        Raises:
+            CapabilityError: the session is older than 2025-11-25 or the client did not
+                declare URL-mode elicitation; nothing was sent.
+            ValueError: ``url`` is not a URL.
+            RpcError, RequestTimeout, RequestCancelled: as for :meth:`send_request`.
+        """
+        from ._elicitation import elicit_url
+
+        return elicit_url(self._connection, message, url, elicitation_id=elicitation_id,
+                          timeout=timeout, related_to=self._incoming.id)
+
+    def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Tell the client the URL-mode elicitation ``elicitation_id`` is done
+        (``notifications/elicitation/complete``, V1125-41); False if it could not be sent.
+        """
+        return self._connection.notify_if_ready(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
     # --- our own resources ------------------------------------------------------------------
 

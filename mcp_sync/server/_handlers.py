@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import types
-from ..errors import InternalError, InvalidParams, RpcError
+from ..errors import InternalError, InvalidParams, RpcError, UrlElicitationRequired
 from ..protocol._convert import from_wire, to_wire
 from ._content import (
     for_profile,
@@ -134,6 +134,8 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
             return {"content": [{"type": "text", "text": value}]}
         result = to_call_tool_result(value)
     except Exception as exc:
+        if isinstance(exc, UrlElicitationRequired) and _has_url_mode(connection):
+            raise  # answered as the -32042 error itself (V1125-43)
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
         # in our log. Only what the library checks before the call is a JSON-RPC error.
@@ -145,6 +147,11 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     if content is not result.content:
         result = attrs.evolve(result, content=content)
     return _wire(result)
+
+
+def _has_url_mode(connection: ServerConnection) -> bool:
+    profile = connection.session.profile
+    return profile is not None and profile.elicitation_url
 
 
 # --- resources -----------------------------------------------------------------------------
