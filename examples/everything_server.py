@@ -158,6 +158,14 @@ def make_server(*, stateless: bool = False) -> Server:
         """A small PNG image."""
         return Image(PNG)
 
+    @server.tool(annotations={"title": "Ask for a name"})
+    def ask(ctx: Context) -> str:
+        """Ask the user for their name (elicitation) and greet them."""
+        answer = ctx.elicit("What is your name?", {"name": str})
+        if answer.accepted and answer.content is not None:
+            return f"Hello, {answer.content['name']}!"
+        return "declined" if answer.action == "decline" else "cancelled"
+
     @server.resource("static://hello", mime_type="text/plain",
                      description="A plain-text greeting.")
     def hello() -> str:
