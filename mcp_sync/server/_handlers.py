@@ -268,10 +268,11 @@ def complete(connection: ServerConnection, incoming: IncomingRequest) -> dict[st
     if completions is None:
         return _wire(types.CompleteResult(completion=types.Completion(values=[], total=0,
                                                                       has_more=False)))
+    chosen = _completion_context(params.extra.get("context"))
     context = Context(connection, incoming)
     try:
         completion = _completion(run_serving(
-            context, completions.complete, argument.name, argument.value))
+            context, completions.complete, argument.name, argument.value, chosen))
     except RpcError:
         raise
     except Exception:
@@ -279,6 +280,19 @@ def complete(connection: ServerConnection, incoming: IncomingRequest) -> dict[st
         raise InternalError("Internal error while completing the argument",
                             {"argument": argument.name}) from None
     return _wire(types.CompleteResult(completion=completion))
+
+
+def _completion_context(context: Any) -> dict[str, str]:
+    """The other arguments the user already chose (``context.arguments``, V0618-27)."""
+    if context is None:
+        return {}
+    arguments = context.get("arguments") if isinstance(context, dict) else None
+    if arguments is None and isinstance(context, dict):
+        return {}
+    if not isinstance(arguments, dict) or not all(
+            isinstance(value, str) for value in arguments.values()):
+        raise InvalidParams('Invalid params: "context.arguments" must map names to strings')
+    return arguments
 
 
 # --- logging -------------------------------------------------------------------------------
