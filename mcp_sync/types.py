@@ -52,7 +52,9 @@ from .protocol._types_common import (
     ServerCapabilities,
     TextContent,
     TextResourceContents,
+    ToolResultContent,
     ToolsCapability,
+    ToolUseContent,
     UnknownContent,
 )
 from .protocol._types_features import (
@@ -89,6 +91,7 @@ if TYPE_CHECKING:
         Root,
         RootsListChangedNotificationParams,
         SamplingMessage,
+        ToolChoice,
     )
     from .protocol._types_completion import (
         CompleteRequestParams,
@@ -186,7 +189,8 @@ __all__ = [
     "SamplingContent", "SamplingMessage", "ServerCapabilities", "ServerNotification",
     "ServerRequest", "ServerResult", "SetLevelRequest", "SetLevelRequestParams",
     "SubscribeRequest", "SubscribeRequestParams", "TextContent", "TextResourceContents", "Tool",
-    "ToolAnnotations", "ToolListChangedNotification", "ToolListChangedNotificationParams",
+    "ToolAnnotations", "ToolChoice", "ToolListChangedNotification",
+    "ToolListChangedNotificationParams", "ToolResultContent", "ToolUseContent",
     "ToolsCapability", "UnknownContent", "UnsubscribeRequest", "UnsubscribeRequestParams",
 ]
 
@@ -212,7 +216,7 @@ _LAZY: dict[str, str] = {name: module for module, names in (
     ("_types_client_features", """
         CreateMessageRequestParams CreateMessageResult ListRootsRequestParams
         ListRootsResult ModelHint ModelPreferences Root RootsListChangedNotificationParams
-        SamplingMessage
+        SamplingMessage ToolChoice
     """),
     ("_types_envelopes", """
         CallToolRequest CancelledNotification ClientNotification ClientRequest ClientResult

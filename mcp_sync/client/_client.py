@@ -85,6 +85,9 @@ class Client(RequestMethods, Lifeline):
             :class:`SamplingRejected` when the user refuses, or any
             :class:`~mcp_sync.errors.RpcError` to send that error. The ``sampling``
             capability is declared only when a handler is given (CAPS-4).
+        sampling_capabilities: what the sampling handler supports beyond plain
+            messages, declared under ``sampling``: ``{"tools": {}}`` when it can let the
+            model call tools (2025-11-25), ``{"context": {}}`` for ``includeContext``.
         roots: the ``file://`` roots the server may work in, as ``types.Root`` objects,
             ``{"uri": ..., "name": ...}`` dicts, URI strings or paths. None (the
             default) declares no roots; ``[]`` declares roots, none yet, so that
@@ -147,6 +150,7 @@ class Client(RequestMethods, Lifeline):
         timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = DEFAULT_MAX_TIMEOUT,
         sampling_handler: SamplingHandler | None = None,
+        sampling_capabilities: Mapping[str, Any] | None = None,
         roots: Iterable[RootLike] | None = None,
         on_log: LogCallback | None = None,
         on_resource_updated: ResourceUpdatedCallback | None = None,
@@ -183,7 +187,8 @@ class Client(RequestMethods, Lifeline):
             on_notification=on_notification, callback_executor=callback_executor,
             elicitation_handler=elicitation_handler, elicitation_modes=elicitation_modes,
             on_elicitation_complete=on_elicitation_complete,
-            server_info=lambda: self._engine.session.peer_info)
+            server_info=lambda: self._engine.session.peer_info,
+            sampling_capabilities=sampling_capabilities)
         self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._callback_executor = callback_executor

@@ -125,8 +125,10 @@ class ClientHandlers:
         elicitation_modes: Iterable[str] = ("form",),
         on_elicitation_complete: Callable[[str], None] | None = None,
         server_info: Callable[[], types.Implementation | None] | None = None,
+        sampling_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.sampling_handler = sampling_handler
+        self.sampling_capabilities = dict(sampling_capabilities or {})
         self.elicitation_handler = elicitation_handler
         self.elicitation_modes = frozenset(elicitation_modes)
         if not self.elicitation_modes or self.elicitation_modes - {"form", "url"}:
@@ -156,7 +158,8 @@ class ClientHandlers:
             extra["elicitation"] = {mode: {} for mode in sorted(self.elicitation_modes)}
         return types.ClientCapabilities(
             roots=types.RootsCapability(list_changed=True) if self.offers_roots else None,
-            sampling={} if self.sampling_handler is not None else None,
+            sampling=(dict(self.sampling_capabilities)
+                      if self.sampling_handler is not None else None),
             **({"extra": extra} if extra else {}),
         )
 
@@ -213,6 +216,7 @@ class ClientHandlers:
         # A request that breaks the schema (an embedded resource in a message, say) is
         # -32602 before the handler ever sees it (SAMPLING-3).
         params = from_wire(incoming.params, types.CreateMessageRequestParams)
+        _check_tool_use(params, "tools" in self.sampling_capabilities)
         try:
             if self.callback_executor is None:
                 answer = self.sampling_handler(params)
@@ -251,6 +255,19 @@ class ClientHandlers:
             _guarded("on_list_changed", self.on_list_changed, _LIST_CHANGED[method])
         if self.on_notification is not None:
             _guarded("on_notification", self.on_notification, method, params)
+
+
+def _check_tool_use(params: types.CreateMessageRequestParams, declared: bool) -> None:
+    """-32602 for tools we did not declare (V1125-47, NAMBIG-10) and for tool results
+    that share a message with other content (V1125-49)."""
+    if not declared and (params.tools is not None or params.tool_choice is not None):
+        raise InvalidParams("Invalid params: this client did not declare sampling.tools")
+    for message in params.messages:
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        results = [isinstance(block, types.ToolResultContent) for block in blocks]
+        if any(results) and not all(results):
+            raise InvalidParams("Invalid params: a message with tool results must hold "
+                                "nothing else")
 
 
 def _sampling_result(answer: Any) -> dict[str, Any]:

@@ -177,6 +177,8 @@ class Context:
         include_context: types.IncludeContext | None = None,
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        tools: Sequence[types.Tool | Mapping[str, Any]] | None = None,
+        tool_choice: str | types.ToolChoice | None = None,
     ) -> types.CreateMessageResult:
         """Ask the client to run its model (``sampling/createMessage``) and wait for it.
 
@@ -195,12 +197,18 @@ class Context:
             metadata: provider-specific parameters.
             timeout: seconds to wait; the server's default if None. A person may be
                 reviewing the request (SAMPLING-7), so allow for that.
+            tools: tools the model may call (``types.Tool`` or wire dicts), 2025-11-25
+                and a client that declared ``sampling.tools`` only. The result's
+                ``tool_uses`` then lists the calls; send their results back in a user
+                message of ``types.ToolResultContent`` blocks alone.
+            tool_choice: ``"auto"`` (the default), ``"required"`` or ``"none"``.
 
         Returns:
             The generated message, the model that made it and why it stopped.
 
         Raises:
-            CapabilityError: the client did not declare ``sampling``; nothing was sent.
+            CapabilityError: the client did not declare ``sampling`` (or, with tools,
+                ``sampling.tools`` in a 2025-11-25 session); nothing was sent.
             RpcError: the client refused or failed (a user rejection is often code -1).
             RequestTimeout: no answer in time; the request was cancelled at the client.
             RequestCancelled: the request being served was cancelled (or ended)
@@ -208,6 +216,7 @@ class Context:
             TypeError: a message holds something other than text, image or audio.
         """
         from ._content import to_sampling_messages
+        from ._sampling import fit_sampling
 
         params = types.CreateMessageRequestParams(
             messages=to_sampling_messages(messages),
@@ -219,6 +228,7 @@ class Context:
             metadata=dict(metadata) if metadata is not None else None,
             model_preferences=_model_preferences(model_preferences),
         )
+        params = fit_sampling(self._connection, params, tools, tool_choice)
         raw = self.send_request("sampling/createMessage", to_wire(params), timeout=timeout)
         return from_wire(raw, types.CreateMessageResult)
 
