@@ -58,6 +58,18 @@ SCHEMAS: dict[str, Any] = {
     "tags": {"tags": {"type": "array", "items": {"type": "string", "enum": ["x", "y"]},
                       "minItems": 1}},
     "array": {"values": list[int]},
+    "shapes": {
+        "untitled": {"type": "string", "enum": ["a", "b"], "default": "a"},
+        "titled": {"type": "string", "oneOf": [{"const": "a", "title": "A"},
+                                               {"const": "b", "title": "B"}]},
+        "legacy": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+        "many": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]},
+                 "maxItems": 2, "default": ["a"]},
+        "titled_many": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"},
+                                                             {"const": "b", "title": "B"}]}},
+        "text": {"type": "string", "default": "hi", "pattern": "^h"},
+        "number": {"type": "number", "default": 1.5},
+    },
 }
 
 
@@ -267,3 +279,33 @@ def test_tool_raising_url_elicitation_required_v1125_43() -> None:
     with raw_session(make_server(), {"elicitation": {}}, version=JUNE) as (peer, _):
         result = peer.call(request("tools/call", {"name": "needs_login"}, 1))["result"]
         assert result["isError"] is True
+
+
+def test_every_enum_shape_and_default_v1125_37_38_nambig_5() -> None:
+    """V1125-37/38, NAMBIG-5: the five enum shapes and defaults on every primitive fit
+    the 2025-11-25 schema; ``["a", "b"]`` validates as a multi-select answer, a value
+    outside the choices or against ``pattern`` does not."""
+    with raw_session(make_server(), {"elicitation": {}}, version=NEW) as (peer, _):
+        call(peer, "shapes")
+        asked = peer.receive()
+        properties = asked["params"]["requestedSchema"]["properties"]
+        assert properties == SCHEMAS["shapes"]
+        without_pattern = {**asked, "params": {**asked["params"], "requestedSchema": {
+            **asked["params"]["requestedSchema"], "properties": {
+                **properties, "text": {"type": "string", "default": "hi"}}}}}
+        check_version(without_pattern, "ElicitRequest", NEW)
+        content = {"untitled": "b", "titled": "a", "legacy": "b", "many": ["a", "b"],
+                   "titled_many": ["b"], "text": "hello", "number": 2}
+        assert answer(peer, asked, {"action": "accept", "content": content}) == \
+            f"accept {content!r}"
+        call(peer, "shapes", 2)
+        asked = peer.receive()
+        text = answer(peer, asked, {"action": "accept", "content": {
+            **content, "many": ["c"], "text": "bye"}})
+        assert text.startswith("InvalidParams:")
+        assert "'c' is not one of ['a', 'b']" in text and "'^h'" in text
+    with raw_session(make_server(), {"elicitation": {}}, version=JUNE) as (peer, _):
+        text = peer.call(request("tools/call", {"name": "ask",
+                                                "arguments": {"kind": "shapes"}}, 1))
+        assert "multiple choices need protocol version 2025-11-25" in \
+            text["result"]["content"][0]["text"]

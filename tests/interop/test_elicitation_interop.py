@@ -4,6 +4,7 @@ elicitation_handler answering an official-SDK server tool that elicits."""
 
 from __future__ import annotations
 
+import queue
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,13 @@ from mcp import types as sdk
 from mcp.client import Client as SdkClient
 from mcp.client.stdio import StdioServerParameters
 
-from mcp_sync import Client, ElicitationRequest, ElicitationResult, types
+from mcp_sync import (
+    Client,
+    ElicitationRequest,
+    ElicitationResult,
+    UrlElicitationRequired,
+    types,
+)
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.interop.test_everything_server import EVERYTHING_SERVER, ROOT, http_child
 from tests.interop.test_official_sdk import _recorded_stdio, _Traffic
@@ -25,6 +32,8 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(45),
 SDK_SERVER = '''\
 from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import ElicitRequestURLParams
 
 server = MCPServer("sdk-elicit", version="1.0.0")
 
@@ -33,6 +42,21 @@ class Booking(BaseModel):
     name: str
     seats: int = 2
     vegetarian: bool = False
+
+
+@server.tool()
+async def connect(ctx: Context) -> str:
+    result = await ctx.elicit_url("Connect your account", "https://example.com/connect",
+                                  "e-9")
+    if result.action == "accept":
+        await ctx.request_context.session.send_elicit_complete("e-9")
+    return result.action
+
+
+@server.tool()
+async def locked() -> str:
+    raise UrlElicitationRequiredError([ElicitRequestURLParams(
+        message="Authorise first", url="https://example.com/auth", elicitation_id="e-10")])
 
 
 @server.tool()
@@ -104,11 +128,12 @@ def test_our_client_answers_ask_over_stdio() -> None:
     assert seen[0].server_info is not None and seen[0].server_info.name == "everything"
 
 
-def test_our_client_answers_ask_over_http() -> None:
+@pytest.mark.parametrize("flags", [[], ["--json-response"]])
+def test_our_client_answers_ask_over_http(flags: list[str]) -> None:
     """V0618-29: our client over Streamable HTTP, where the request travels on the
-    tools/call's event stream."""
+    tools/call's event stream (or the session's GET stream when answers are JSON)."""
     seen: list[ElicitationRequest] = []
-    with http_child([]) as child:
+    with http_child(flags) as child:
         transport = HttpClientTransport(child.url)
         try:
             client = Client(transport, timeout=20.0, elicitation_handler=_name_handler(seen))
@@ -142,3 +167,97 @@ def test_our_client_answers_an_sdk_server_v0618_34(
     assert seen[0].mode == "form" and seen[0].message == "Who is booking?"
     assert seen[0].defaults == {"seats": 2, "vegetarian": False}
     assert seen[0].server_info is not None and seen[0].server_info.name == "sdk-elicit"
+
+
+def test_url_mode_with_an_sdk_server_v1125_40_43(tmp_path: Path) -> None:
+    """V1125-40/41/42/43: an official-SDK server's URL-mode elicitation reaches our
+    handler with the URL's host; its completion notice reaches on_elicitation_complete;
+    its -32042 error is raised as UrlElicitationRequired with the list."""
+    script = tmp_path / "sdk_elicit_server.py"
+    script.write_text(SDK_SERVER, encoding="utf-8")
+    seen: list[ElicitationRequest] = []
+    completed: queue.SimpleQueue[str] = queue.SimpleQueue()
+
+    def handler(request: ElicitationRequest) -> ElicitationResult[Any]:
+        seen.append(request)
+        return request.accept()
+
+    with Client.stdio([sys.executable, str(script)], elicitation_handler=handler,
+                      elicitation_modes=("form", "url"), on_elicitation_complete=completed.put,
+                      timeout=30.0) as client:
+        assert _text(client.call_tool("connect")) == "accept"
+        assert completed.get(timeout=10) == "e-9"
+        with pytest.raises(UrlElicitationRequired) as caught:
+            client.call_tool("locked")
+    assert (seen[0].mode, seen[0].url_host, seen[0].elicitation_id) == (
+        "url", "example.com", "e-9")
+    assert caught.value.elicitations == [{
+        "mode": "url", "message": "Authorise first", "url": "https://example.com/auth",
+        "elicitationId": "e-10"}]
+
+
+OUR_URL_SERVER = '''\
+from mcp_sync import Context, Server, UrlElicitationRequired
+
+server = Server("ours")
+
+
+@server.tool()
+def connect(ctx: Context) -> str:
+    result = ctx.elicit_url("Connect your account", "https://example.com/connect",
+                            elicitation_id="e-1")
+    if result.accepted:
+        ctx.complete_elicitation("e-1")
+    return result.action
+
+
+@server.tool()
+def locked() -> str:
+    raise UrlElicitationRequired(elicitations=[{
+        "message": "Authorise first", "url": "https://example.com/auth",
+        "elicitationId": "e-2"}])
+
+
+server.run_stdio()
+'''
+
+
+async def _url_mode_with_sdk(script: Path) -> dict[str, Any]:
+    seen: dict[str, Any] = {"asked": []}
+
+    async def elicit(context: Any, params: Any) -> sdk.ElicitResult:
+        seen["asked"].append(params)
+        return sdk.ElicitResult(action="accept")
+
+    traffic = _Traffic()
+    params = StdioServerParameters(command=sys.executable, args=[str(script)],
+                                   env={"PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    with anyio.fail_after(30):
+        async with SdkClient(_recorded_stdio(params, traffic), mode="legacy",
+                             elicitation_callback=elicit) as client:
+            seen["connect"] = await client.call_tool("connect", {})
+            try:
+                await client.call_tool("locked", {})
+            except Exception as exc:  # the SDK's own error class
+                seen["locked"] = exc
+    seen["traffic"] = traffic
+    return seen
+
+
+def test_sdk_client_with_our_url_mode_v1125_40_41_43(tmp_path: Path) -> None:
+    """V1125-40/41/43: the official client receives our URL-mode request, our
+    completion notice for its id, and our -32042 error with its list."""
+    script = tmp_path / "our_url_server.py"
+    script.write_text(OUR_URL_SERVER, encoding="utf-8")
+    seen = anyio.run(_url_mode_with_sdk, script)
+    asked = seen["asked"][0]
+    assert (asked.mode, asked.url, asked.elicitation_id) == (
+        "url", "https://example.com/connect", "e-1")
+    assert seen["connect"].content[0].text == "accept"
+    notices = [message for message in seen["traffic"].received
+               if isinstance(message, dict)
+               and message.get("method") == "notifications/elicitation/complete"]
+    assert [notice["params"] for notice in notices] == [{"elicitationId": "e-1"}]
+    error = seen["locked"]
+    assert getattr(error, "code", None) == -32042
+    assert error.data["elicitations"][0]["elicitationId"] == "e-2"
