@@ -68,7 +68,8 @@ def test_module_entry_point() -> None:
 def test_cli_lists_the_everything_server(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools", "--", sys.executable, str(EXAMPLES / "everything_server.py")]) == 0
     names = {tool["name"] for tool in json.loads(capsys.readouterr().out)}
-    assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image"}
+    assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
+                     "ask"}
 
 
 @pytest.mark.timeout(30)
