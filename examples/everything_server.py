@@ -185,6 +185,14 @@ def make_server(*, stateless: bool = False) -> Server:
         return resource_link("static://hello", title="Hello", mime_type="text/plain",
                              description="A plain-text greeting.")
 
+    @server.tool(title="Ask for a name")
+    def ask(ctx: Context) -> str:
+        """Ask the user for their name (elicitation) and greet them."""
+        answer = ctx.elicit("What is your name?", {"name": str})
+        if answer.accepted and answer.content is not None:
+            return f"Hello, {answer.content['name']}!"
+        return "declined" if answer.action == "decline" else "cancelled"
+
     @server.resource("static://hello", mime_type="text/plain", title="Hello",
                      description="A plain-text greeting.")
     def hello() -> str:

@@ -22,12 +22,15 @@ from .errors import RpcError as RpcError
 from .errors import SamplingRejected as SamplingRejected
 from .errors import SessionExpired as SessionExpired
 from .errors import ToolCallDenied as ToolCallDenied
+from .errors import UrlElicitationRequired as UrlElicitationRequired
 from .server import McpLogHandler as McpLogHandler
 from .server import Server as Server
 from .server import ServerConnection as ServerConnection
 
 if TYPE_CHECKING:
     from .client._client import Client as Client
+    from .client._elicitation import ElicitationRequest as ElicitationRequest
+    from .protocol._elicitation import ElicitationResult as ElicitationResult
 
 
 def __getattr__(name: str) -> Any:
@@ -37,6 +40,14 @@ def __getattr__(name: str) -> Any:
         from .client._client import Client
 
         return Client
+    if name == "ElicitationRequest":
+        from .client._elicitation import ElicitationRequest
+
+        return ElicitationRequest
+    if name == "ElicitationResult":  # built at first use, as the wire types are
+        from .protocol._elicitation import ElicitationResult
+
+        return ElicitationResult
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
@@ -46,6 +57,8 @@ __all__ = [
     "ConnectionClosed",
     "ConnectionLost",
     "Context",
+    "ElicitationRequest",
+    "ElicitationResult",
     "Image",
     "McpError",
     "McpLogHandler",
@@ -58,6 +71,7 @@ __all__ = [
     "ServerConnection",
     "SessionExpired",
     "ToolCallDenied",
+    "UrlElicitationRequired",
     "__version__",
     "content",
     "errors",

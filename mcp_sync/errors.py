@@ -38,6 +38,7 @@ __all__ = [
     "SessionExpired",
     "ToolCallDenied",
     "ToolOutputError",
+    "UrlElicitationRequired",
     "error_code_from_int",
 ]
 
@@ -51,6 +52,8 @@ class ErrorCode(enum.IntEnum):
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
     RESOURCE_NOT_FOUND = -32002
+    #: The request needs the user to finish URL-mode elicitations first (V1125-43).
+    URL_ELICITATION_REQUIRED = -32042
     #: The sampling page's example code for "the user rejected the request".
     USER_REJECTED = -1
 
@@ -204,6 +207,33 @@ class SamplingRejected(RpcError):
     def __init__(self, message: str = "The user rejected the sampling request",
                  data: Any = None) -> None:
         super().__init__(message, data)
+
+
+class UrlElicitationRequired(RpcError):
+    """The request cannot go on until the user finishes URL-mode elicitations (-32042).
+
+    A tool raises it to make its ``tools/call`` fail with this error (in sessions of
+    2025-11-25 and newer); a client raises it to its caller. ``elicitations`` lists the
+    URL-mode requests (``mode``, ``message``, ``url``, ``elicitationId``) the user should
+    be shown (V1125-43).
+    """
+
+    code = ErrorCode.URL_ELICITATION_REQUIRED
+
+    def __init__(self, message: str = "This request needs the user to visit a URL first",
+                 data: Any = None, *, elicitations: list[dict[str, Any]] | None = None
+                 ) -> None:
+        if elicitations is not None:
+            elicitations = [{"mode": "url", **item} for item in elicitations]
+            data = {**(data or {}), "elicitations": elicitations}
+        super().__init__(message, data)
+        found = data.get("elicitations") if isinstance(data, dict) else None
+        self.elicitations: list[dict[str, Any]] = (
+            [item for item in found if isinstance(item, dict)]
+            if isinstance(found, list) else [])
+
+
+_BY_CODE[UrlElicitationRequired.code] = UrlElicitationRequired
 
 
 class ToolCallDenied(McpError, PermissionError):

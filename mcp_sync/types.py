@@ -55,7 +55,9 @@ from .protocol._types_common import (
     ServerCapabilities,
     TextContent,
     TextResourceContents,
+    ToolResultContent,
     ToolsCapability,
+    ToolUseContent,
     UnknownContent,
     display_name,
 )
@@ -93,6 +95,7 @@ if TYPE_CHECKING:
         Root,
         RootsListChangedNotificationParams,
         SamplingMessage,
+        ToolChoice,
     )
     from .protocol._types_completion import (
         CompleteRequestParams,
@@ -192,7 +195,8 @@ __all__ = [
     "SamplingContent", "SamplingMessage", "ServerCapabilities", "ServerNotification",
     "ServerRequest", "ServerResult", "SetLevelRequest", "SetLevelRequestParams",
     "SubscribeRequest", "SubscribeRequestParams", "TextContent", "TextResourceContents", "Tool",
-    "ToolAnnotations", "ToolListChangedNotification", "ToolListChangedNotificationParams",
+    "ToolAnnotations", "ToolChoice", "ToolListChangedNotification",
+    "ToolListChangedNotificationParams", "ToolResultContent", "ToolUseContent",
     "ToolsCapability", "UnknownContent", "UnsubscribeRequest", "UnsubscribeRequestParams",
     "display_name", "is_safe_icon_src",
 ]
@@ -219,7 +223,7 @@ _LAZY: dict[str, str] = {name: module for module, names in (
     ("_types_client_features", """
         CreateMessageRequestParams CreateMessageResult ListRootsRequestParams
         ListRootsResult ModelHint ModelPreferences Root RootsListChangedNotificationParams
-        SamplingMessage
+        SamplingMessage ToolChoice
     """),
     ("_types_envelopes", """
         CallToolRequest CancelledNotification ClientNotification ClientRequest ClientResult

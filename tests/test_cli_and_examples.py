@@ -71,7 +71,7 @@ def test_cli_lists_the_everything_server(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["tools", "--", sys.executable, str(EXAMPLES / "everything_server.py")]) == 0
     names = {tool["name"] for tool in json.loads(capsys.readouterr().out)}
     assert names == {"echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
-                     "structured", "link"}
+                     "structured", "link", "ask"}
 
 
 @pytest.mark.timeout(30)
@@ -88,3 +88,19 @@ def test_cli_over_http(capsys: pytest.CaptureFixture[str]) -> None:
     with serve_http(server) as handle:
         assert main(["call", "add", '{"a": 2, "b": 3}', "--", handle.url]) == 0
     assert json.loads(capsys.readouterr().out)["content"][0]["text"] == "5"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("Ada\n4\nterrace\ny\n", "Booked 4 seats terrace for Ada with the vegetarian menu."),
+    ("\n", "No booking (cancel)."),
+])
+def test_elicitation_example_books_from_the_console(typed: str, expected: str) -> None:
+    """V0618-29, V1125-38: the example's console handler answers the tool's form, with
+    the defaults pre-filled; an empty required answer cancels."""
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "elicitation.py")], input=typed,
+        capture_output=True, text=True, timeout=25)
+    assert completed.returncode == 0, completed.stderr
+    assert "bookings asks: Who is the booking for?" in completed.stdout
+    assert completed.stdout.strip().endswith(expected)

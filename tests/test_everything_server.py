@@ -38,7 +38,7 @@ example = _load_example()
 server: Server = example.server
 
 TOOL_NAMES = ["echo", "add", "long_running", "sample", "roots", "fail", "log", "image",
-              "structured", "link"]
+              "structured", "link", "ask"]
 
 
 def png_problems(data: bytes) -> list[str]:
@@ -200,6 +200,31 @@ def test_sample_returns_what_the_model_said() -> None:
     with open_client(server) as client:
         refused = client.call_tool("sample", {"prompt": "What is MCP?"})
         assert refused.is_error is True
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize(("reply", "expected"), [
+    ({"action": "accept", "content": {"name": "Ada"}}, "Hello, Ada!"),
+    ({"action": "decline"}, "declined"), ({"action": "cancel"}, "cancelled")])
+def test_ask_elicits_a_name_v0618_29(reply: dict[str, Any], expected: str) -> None:
+    """``ask`` elicits ``{"name": string}`` and answers after the user's choice; a client
+    without elicitation makes it a tool error.
+
+    V0618-29, V0618-31, V0618-9.
+    """
+    asked: list[Any] = []
+
+    def handler(request: Any) -> dict[str, Any]:
+        asked.append(request)
+        return reply
+
+    with open_client(server, elicitation_handler=handler) as client:
+        assert _text(client.call_tool("ask")) == expected
+    assert asked[0].message == "What is your name?"
+    assert asked[0].requested_schema == {"type": "object", "required": ["name"],
+                                         "properties": {"name": {"type": "string"}}}
+    with open_client(server) as client:
+        assert client.call_tool("ask").is_error is True
 
 
 @pytest.mark.timeout(20)

@@ -15,7 +15,7 @@ EXPECTED = [
     "ProtocolVersionError", "RequestCancelled", "RequestTimeout", "RpcError",
     "SamplingRejected", "Server", "SessionExpired", "ToolCallDenied",
     "__version__", "errors", "types", "Audio", "Image", "McpLogHandler", "ServerConnection",
-    "content",
+    "content", "ElicitationRequest", "ElicitationResult", "UrlElicitationRequired",
 ]
 
 

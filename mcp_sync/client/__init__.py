@@ -9,5 +9,6 @@ server/ code.
 from ._client import Client as Client
 from ._client import SamplingRejected as SamplingRejected
 from ._client import ToolCallDenied as ToolCallDenied
+from ._elicitation import ElicitationRequest as ElicitationRequest
 
-__all__ = ["Client", "SamplingRejected", "ToolCallDenied"]
+__all__ = ["Client", "ElicitationRequest", "SamplingRejected", "ToolCallDenied"]

@@ -34,6 +34,7 @@ from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from ._call_future import CallFuture
 from ._callbacks import on_executor
+from ._elicitation import ElicitationHandler
 from ._handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -86,6 +87,9 @@ class Client(RequestMethods, Lifeline):
             :class:`SamplingRejected` when the user refuses, or any
             :class:`~mcp_sync.errors.RpcError` to send that error. The ``sampling``
             capability is declared only when a handler is given (CAPS-4).
+        sampling_capabilities: what the sampling handler supports beyond plain
+            messages, declared under ``sampling``: ``{"tools": {}}`` when it can let the
+            model call tools (2025-11-25), ``{"context": {}}`` for ``includeContext``.
         roots: the ``file://`` roots the server may work in, as ``types.Root`` objects,
             ``{"uri": ..., "name": ...}`` dicts, URI strings or paths. None (the
             default) declares no roots; ``[]`` declares roots, none yet, so that
@@ -104,6 +108,18 @@ class Client(RequestMethods, Lifeline):
             and the sampling handler. Give a GUI toolkit's (:mod:`mcp_sync.gui` has
             them for Tk and Qt) and none of them runs on another thread. By default
             they run on threads of the client's.
+        elicitation_handler: asks the user for what a server's ``elicitation/create``
+            wants, as ``fn(request: ElicitationRequest)`` returning
+            ``request.accept(values)``, ``request.decline()`` or ``request.cancel()``.
+            Accepted values are checked against the requested schema before they are
+            sent. The ``elicitation`` capability is declared only when a handler is
+            given; without one the request is answered -32601.
+        elicitation_modes: the modes the handler serves: ``("form",)`` (the default),
+            ``("form", "url")`` or ``("url",)``. A request in another mode is answered
+            -32602. The library never opens a URL: the handler does, with consent.
+        on_elicitation_complete: called as ``fn(elicitation_id)`` when the server says a
+            URL-mode elicitation the user accepted is done; unknown or repeated ids are
+            ignored.
         max_workers: how many server requests (sampling, roots) are served at once.
         protocol_version: the version to offer (VERSION-1); by default the newest of
             ``supported_versions``. The client accepts that version or an older one it
@@ -147,6 +163,7 @@ class Client(RequestMethods, Lifeline):
         timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = DEFAULT_MAX_TIMEOUT,
         sampling_handler: SamplingHandler | None = None,
+        sampling_capabilities: Mapping[str, Any] | None = None,
         roots: Iterable[RootLike] | None = None,
         on_log: LogCallback | None = None,
         on_resource_updated: ResourceUpdatedCallback | None = None,
@@ -154,6 +171,9 @@ class Client(RequestMethods, Lifeline):
         on_notification: NotificationCallback | None = None,
         approve_tool_call: ToolApproval | None = None,
         callback_executor: Executor | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        elicitation_modes: Iterable[str] = ("form",),
+        on_elicitation_complete: Callable[[str], None] | None = None,
         max_workers: int = 4,
         protocol_version: str | None = None,
         supported_versions: Iterable[str] | None = None,
@@ -187,7 +207,11 @@ class Client(RequestMethods, Lifeline):
         self._handlers = ClientHandlers(
             sampling_handler=sampling_handler, roots=roots, on_log=on_log,
             on_resource_updated=on_resource_updated, on_list_changed=on_list_changed,
-            on_notification=on_notification, callback_executor=callback_executor)
+            on_notification=on_notification, callback_executor=callback_executor,
+            elicitation_handler=elicitation_handler, elicitation_modes=elicitation_modes,
+            on_elicitation_complete=on_elicitation_complete,
+            server_info=lambda: self._engine.session.peer_info,
+            sampling_capabilities=sampling_capabilities)
         self._deliver = on_executor(callback_executor, self._handlers.deliver, "notification")
         self._approve_tool_call = approve_tool_call
         self._output_schemas = OutputSchemas() if validate_tool_output else None

@@ -33,6 +33,7 @@ from ..errors import (
 from ..protocol._convert import from_wire, to_wire
 from ..protocol._jsonrpc import Notification
 from ._callbacks import call_on
+from ._elicitation import ElicitationHandler, ElicitationTracker
 
 __all__ = [
     "ClientHandlers",
@@ -120,8 +121,20 @@ class ClientHandlers:
         on_list_changed: ListChangedCallback | None = None,
         on_notification: NotificationCallback | None = None,
         callback_executor: Executor | None = None,
+        elicitation_handler: ElicitationHandler | None = None,
+        elicitation_modes: Iterable[str] = ("form",),
+        on_elicitation_complete: Callable[[str], None] | None = None,
+        server_info: Callable[[], types.Implementation | None] | None = None,
+        sampling_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         self.sampling_handler = sampling_handler
+        self.sampling_capabilities = dict(sampling_capabilities or {})
+        self.elicitation_handler = elicitation_handler
+        self.elicitation_modes = frozenset(elicitation_modes)
+        if not self.elicitation_modes or self.elicitation_modes - {"form", "url"}:
+            raise ValueError('elicitation_modes are one or both of "form" and "url"')
+        self._elicitations = ElicitationTracker(on_elicitation_complete)
+        self._server_info = server_info
         self.callback_executor = callback_executor
         self.on_log = on_log
         self.on_resource_updated = on_resource_updated
@@ -140,9 +153,14 @@ class ClientHandlers:
 
     def capabilities(self) -> types.ClientCapabilities:
         """The capabilities to declare in ``initialize`` (CAPS-4, ROOTS-1, SAMPLING-1)."""
+        extra: dict[str, Any] = {}
+        if self.elicitation_handler is not None:  # V1125-34
+            extra["elicitation"] = {mode: {} for mode in sorted(self.elicitation_modes)}
         return types.ClientCapabilities(
             roots=types.RootsCapability(list_changed=True) if self.offers_roots else None,
-            sampling={} if self.sampling_handler is not None else None,
+            sampling=(dict(self.sampling_capabilities)
+                      if self.sampling_handler is not None else None),
+            **({"extra": extra} if extra else {}),
         )
 
     def served_methods(self) -> tuple[str, ...]:
@@ -152,6 +170,8 @@ class ClientHandlers:
             methods.append("sampling/createMessage")
         if self.offers_roots:
             methods.append("roots/list")
+        if self.elicitation_handler is not None:
+            methods.append("elicitation/create")
         return tuple(methods)
 
     # --- roots -------------------------------------------------------------------------------
@@ -183,6 +203,12 @@ class ClientHandlers:
             return {"roots": [to_wire(root) for root in self.roots]}
         if incoming.method == "sampling/createMessage" and self.sampling_handler is not None:
             return self._sample(incoming)
+        if incoming.method == "elicitation/create" and self.elicitation_handler is not None:
+            from ._elicitation import answer
+
+            return answer(self.elicitation_handler, incoming, modes=self.elicitation_modes,
+                          server_info=self._server_info() if self._server_info else None,
+                          executor=self.callback_executor, tracker=self._elicitations)
         raise MethodNotFound(f"Method not found: {incoming.method}")
 
     def _sample(self, incoming: IncomingRequest) -> dict[str, Any]:
@@ -190,6 +216,7 @@ class ClientHandlers:
         # A request that breaks the schema (an embedded resource in a message, say) is
         # -32602 before the handler ever sees it (SAMPLING-3).
         params = from_wire(incoming.params, types.CreateMessageRequestParams)
+        _check_tool_use(params, "tools" in self.sampling_capabilities)
         try:
             if self.callback_executor is None:
                 answer = self.sampling_handler(params)
@@ -219,10 +246,28 @@ class ClientHandlers:
             updated = _typed(params, types.ResourceUpdatedNotificationParams, method)
             if updated is not None:
                 _guarded("on_resource_updated", self.on_resource_updated, updated.uri)
+        elif (method == "notifications/elicitation/complete"
+              and self._elicitations.on_complete is not None):
+            done = self._elicitations.completed(params)  # V1125-42: unknown ids ignored
+            if done is not None:
+                _guarded("on_elicitation_complete", self._elicitations.on_complete, done)
         elif method in _LIST_CHANGED and self.on_list_changed is not None:
             _guarded("on_list_changed", self.on_list_changed, _LIST_CHANGED[method])
         if self.on_notification is not None:
             _guarded("on_notification", self.on_notification, method, params)
+
+
+def _check_tool_use(params: types.CreateMessageRequestParams, declared: bool) -> None:
+    """-32602 for tools we did not declare (V1125-47, NAMBIG-10) and for tool results
+    that share a message with other content (V1125-49)."""
+    if not declared and (params.tools is not None or params.tool_choice is not None):
+        raise InvalidParams("Invalid params: this client did not declare sampling.tools")
+    for message in params.messages:
+        blocks = message.content if isinstance(message.content, list) else [message.content]
+        results = [isinstance(block, types.ToolResultContent) for block in blocks]
+        if any(results) and not all(results):
+            raise InvalidParams("Invalid params: a message with tool results must hold "
+                                "nothing else")
 
 
 def _sampling_result(answer: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from .. import types
 from ..engine._engine import Engine, ProgressCallback
 from ..errors import InvalidParams, LocalProtocolError, McpError
 from ..protocol._convert import from_wire, to_wire
+from ..protocol._versions import profile_for
 from ._handlers import ToolApproval, ToolCallDenied
 from ._structured import OutputSchemas
 
@@ -96,6 +97,11 @@ class RequestMethods:
         future = self._send(method, params, timeout, on_progress)
         return self._typed_async(future, lambda raw: from_wire(raw, cls))
 
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version agreed at initialization."""
+        raise NotImplementedError
+
     # --- utilities ---------------------------------------------------------------------------
 
     def ping(self, *, timeout: float | None = None) -> None:
@@ -127,6 +133,7 @@ class RequestMethods:
         self.send_request("logging/setLevel", {"level": level}, timeout=timeout)
 
     def complete(self, ref: ReferenceLike, argument_name: str, value: str, *,
+                 context: Mapping[str, str] | None = None,
                  timeout: float | None = None) -> types.CompleteResult:
         """Ask the server for completions of one argument (COMPLETION-2).
 
@@ -138,6 +145,9 @@ class RequestMethods:
                 a prompt name; use a ``ResourceReference`` for a URI without ``//``.
             argument_name: the argument being completed.
             value: what the user has typed so far.
+            context: the other arguments the user already chose, by name, so that the
+                suggestions can depend on them (V0618-27); sent only in sessions of
+                2025-06-18 and newer, left out before.
             timeout: seconds to wait for the answer.
 
         Returns:
@@ -150,7 +160,14 @@ class RequestMethods:
         """
         if not isinstance(argument_name, str) or not isinstance(value, str):
             raise TypeError("argument_name and value must be strings")
-        params = {"ref": _reference(ref), "argument": {"name": argument_name, "value": value}}
+        params: dict[str, Any] = {"ref": _reference(ref),
+                                  "argument": {"name": argument_name, "value": value}}
+        if context is not None:
+            if not all(isinstance(key, str) and isinstance(item, str)
+                       for key, item in context.items()):
+                raise TypeError("context maps argument names to strings")
+            if profile_for(self.protocol_version).completion_context:
+                params["context"] = {"arguments": dict(context)}
         return self._typed("completion/complete", params, types.CompleteResult, timeout)
 
     # --- tools -------------------------------------------------------------------------------

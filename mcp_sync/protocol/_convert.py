@@ -416,6 +416,32 @@ def _marker_hook(
     return by_marker
 
 
+def _one_or_many(t: Any) -> tuple[Any, Any] | None:
+    """``(X, list[X])`` for a union ``X | list[X]`` of classes (sampling content)."""
+    if not _is_union(t):
+        return None
+    members = get_args(t)
+    lists = [member for member in members if get_origin(member) is list]
+    if len(lists) != 1:
+        return None
+    single = [member for member in members if member is not lists[0]]
+    item = (get_args(lists[0]) or (None,))[0]
+    if set(get_args(item) or (item,)) != set(single) or not all(map(attrs.has, single)):
+        return None
+    return Union[tuple(single)], lists[0]  # noqa: UP007 - a union built at run time
+
+
+def _one_or_many_hook(conv: cattrs.Converter, union: Any) -> StructureHook:
+    found = _one_or_many(union)
+    assert found is not None
+    one, many = conv.get_structure_hook(found[0]), conv.get_structure_hook(found[1])
+
+    def structure(value: Any, _: Any) -> Any:
+        return many(value, found[1]) if isinstance(value, list) else one(value, found[0])
+
+    return structure
+
+
 def _unstructure_union_hook(conv: cattrs.Converter, union: Any) -> UnstructureHook:
     hooks: dict[type[Any], UnstructureHook] = {}
     for member in get_args(union):
@@ -457,6 +483,8 @@ def make_converter(*, detailed_validation: bool = False) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_list, lambda t: _list_hook(conv, t))
     conv.register_structure_hook_factory(_is_mapping, lambda t: _mapping_hook(conv, t))
     conv.register_structure_hook_factory(_is_class_union, lambda t: _union_hook(conv, t))
+    conv.register_structure_hook_factory(
+        lambda t: _one_or_many(t) is not None, lambda t: _one_or_many_hook(conv, t))
     conv.register_structure_hook_factory(
         attrs.has, lambda t: _structure_class_hook(conv, t))
 

@@ -168,7 +168,32 @@ class UnknownContent(Model):
 
 Content = (TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
            | UnknownContent)
-SamplingContent = TextContent | ImageContent | AudioContent
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolUseContent(Model):
+    """A model's call of a tool, in a sampling result (2025-11-25, V1125-48)."""
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    meta: _Meta = None
+    extra: Mapping[str, Any] = NO_EXTRA
+
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolResultContent(Model):
+    """What a tool the model called returned, in a sampling request (2025-11-25)."""
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[Content]
+    structured_content: dict[str, Any] | None = None
+    is_error: bool | None = None
+    meta: _Meta = None
+    extra: Mapping[str, Any] = NO_EXTRA
+
+
+SamplingContent = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent
 
 
 # --- Capabilities ------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import types
 from ..protocol._convert import from_wire, to_wire
@@ -12,9 +12,12 @@ from ._reading import read_contents
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
+    from ..protocol._elicitation import ElicitationResult
     from ._server import Server, ServerConnection
 
 __all__ = ["Context"]
+
+_T = TypeVar("_T")
 
 
 class Context:
@@ -187,6 +190,8 @@ class Context:
         include_context: types.IncludeContext | None = None,
         metadata: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        tools: Sequence[types.Tool | Mapping[str, Any]] | None = None,
+        tool_choice: str | types.ToolChoice | None = None,
     ) -> types.CreateMessageResult:
         """Ask the client to run its model (``sampling/createMessage``) and wait for it.
 
@@ -205,12 +210,18 @@ class Context:
             metadata: provider-specific parameters.
             timeout: seconds to wait; the server's default if None. A person may be
                 reviewing the request (SAMPLING-7), so allow for that.
+            tools: tools the model may call (``types.Tool`` or wire dicts), 2025-11-25
+                and a client that declared ``sampling.tools`` only. The result's
+                ``tool_uses`` then lists the calls; send their results back in a user
+                message of ``types.ToolResultContent`` blocks alone.
+            tool_choice: ``"auto"`` (the default), ``"required"`` or ``"none"``.
 
         Returns:
             The generated message, the model that made it and why it stopped.
 
         Raises:
-            CapabilityError: the client did not declare ``sampling``; nothing was sent.
+            CapabilityError: the client did not declare ``sampling`` (or, with tools,
+                ``sampling.tools`` in a 2025-11-25 session); nothing was sent.
             RpcError: the client refused or failed (a user rejection is often code -1).
             RequestTimeout: no answer in time; the request was cancelled at the client.
             RequestCancelled: the request being served was cancelled (or ended)
@@ -218,6 +229,7 @@ class Context:
             TypeError: a message holds something other than text, image or audio.
         """
         from ._content import to_sampling_messages
+        from ._sampling import fit_sampling
 
         params = types.CreateMessageRequestParams(
             messages=to_sampling_messages(messages),
@@ -229,6 +241,7 @@ class Context:
             metadata=dict(metadata) if metadata is not None else None,
             model_preferences=_model_preferences(model_preferences),
         )
+        params = fit_sampling(self._connection, params, tools, tool_choice)
         raw = self.send_request("sampling/createMessage", to_wire(params), timeout=timeout)
         return from_wire(raw, types.CreateMessageResult)
 
@@ -243,6 +256,75 @@ class Context:
                 while waiting; the nested request was cancelled at the client.
         """
         return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
+
+    @overload
+    def elicit(self, message: str, schema: type[_T], *,
+               timeout: float | None = None) -> ElicitationResult[_T]: ...
+
+    @overload
+    def elicit(self, message: str, schema: Mapping[str, Any], *,
+               timeout: float | None = None) -> ElicitationResult[dict[str, Any]]: ...
+
+    def elicit(self, message: str, schema: Any, *,
+               timeout: float | None = None) -> ElicitationResult[Any]:
+        """Ask the client's user to fill in a form (``elicitation/create``) and wait.
+
+        Never ask for passwords, keys, tokens or payment details this way (V1125-39):
+        use :meth:`elicit_url`.
+
+        Args:
+            message: what the user is asked, and why.
+            schema: the fields: an attrs class, a dataclass or a TypedDict (fields with
+                defaults are optional, their defaults sent), or a dict mapping each name
+                to a type hint (``str``, ``int``, ``float``, ``bool``, a ``Literal`` or
+                ``Enum`` of strings, a ``list`` of those for several choices, ``X | None``
+                when optional) or to a field schema as the specification writes it.
+            timeout: seconds to wait; the server's default if None. A person answers.
+
+        Returns:
+            ``action`` (``accept``, ``decline`` or ``cancel``), the accepted
+            ``content``, and ``value``: the content as an instance of ``schema``'s class
+            (a dict for a TypedDict or a dict schema).
+
+        Raises:
+            CapabilityError: the session's version has no elicitation, or the client did
+                not declare form-mode elicitation; nothing was sent.
+            TypeError, ValueError: a field cannot be asked for in a form (nested objects,
+                arrays other than choices; several choices before 2025-11-25).
+            InvalidParams: the client's accepted content does not fit the schema.
+            RpcError, RequestTimeout, RequestCancelled: as for :meth:`send_request`.
+        """
+        from ._elicitation import elicit_form
+
+        return elicit_form(self._connection, message, schema, timeout=timeout,
+                           related_to=self._incoming.id)
+
+    def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None,
+                   timeout: float | None = None) -> ElicitationResult[Any]:
+        """Ask the client's user to visit ``url`` (URL-mode elicitation, 2025-11-25).
+
+        ``accept`` means only that the user agreed to open it. Send
+        :meth:`complete_elicitation` with the result's ``elicitation_id`` once the
+        interaction at the URL is done. Put no credentials or personal data in the URL
+        (V1125-46).
+
+        Raises:
+            CapabilityError: the session is older than 2025-11-25 or the client did not
+                declare URL-mode elicitation; nothing was sent.
+            ValueError: ``url`` is not a URL.
+            RpcError, RequestTimeout, RequestCancelled: as for :meth:`send_request`.
+        """
+        from ._elicitation import elicit_url
+
+        return elicit_url(self._connection, message, url, elicitation_id=elicitation_id,
+                          timeout=timeout, related_to=self._incoming.id)
+
+    def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Tell the client the URL-mode elicitation ``elicitation_id`` is done
+        (``notifications/elicitation/complete``, V1125-41); False if it could not be sent.
+        """
+        return self._connection.notify_if_ready(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
     # --- our own resources ------------------------------------------------------------------
 

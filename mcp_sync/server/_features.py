@@ -47,10 +47,12 @@ __all__ = [
     "make_tool",
 ]
 
-#: ``{argument: fn(value) -> suggestions | list of choices}`` or ``fn(argument, value)``.
+#: ``{argument: fn(value) -> suggestions | list of choices}`` or ``fn(argument, value)``;
+#: a function that takes one more argument also gets the other arguments already chosen
+#: (``context.arguments``, V0618-27).
 CompleteSpec: TypeAlias = (
-    "Mapping[str, Callable[[str], Iterable[str]] | Iterable[str]]"
-    " | Callable[[str, str], Iterable[str]]"
+    "Mapping[str, Callable[..., Iterable[str]] | Iterable[str]]"
+    " | Callable[..., Iterable[str]]"
 )
 AnnotationsSpec: TypeAlias = "types.Annotations | Mapping[str, Any] | None"
 #: Icons as :class:`~mcp_sync.types.Icon` objects, wire dicts, or ``src`` strings.
@@ -140,6 +142,15 @@ def _choices(values: Iterable[str], owner: str) -> Callable[[str], Iterable[str]
     return complete
 
 
+def _takes(fn: Callable[..., Any], count: int) -> bool:
+    """True if ``fn`` can be called with ``count`` positional arguments."""
+    try:
+        inspect.signature(fn).bind(*range(count))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 class Completions:
     """The completers of one prompt or resource template, by argument name.
 
@@ -157,8 +168,10 @@ class Completions:
                  owner: str) -> None:
         self.arguments = frozenset(arguments)
         self._owner = owner
-        self._each: Callable[[str, str], Iterable[str]] | None = None
-        self._by_argument: dict[str, Callable[[str], Iterable[str]]] = {}
+        self._each: Callable[..., Iterable[str]] | None = None
+        self._each_context = False
+        self._by_argument: dict[str, Callable[..., Iterable[str]]] = {}
+        self._with_context: set[str] = set()
         if spec is None:
             return
         if isinstance(spec, Mapping):
@@ -170,10 +183,13 @@ class Completions:
                 if isinstance(completer, str):
                     raise TypeError(f"{owner}: the completer of {argument!r} is a string; "
                                     "give a list of choices or a function")
+                if callable(completer) and _takes(completer, 2):
+                    self._with_context.add(argument)
                 self._by_argument[argument] = (
                     completer if callable(completer) else _choices(completer, owner))
         elif callable(spec):
             self._each = spec
+            self._each_context = _takes(spec, 3)
         else:
             raise TypeError(f"{owner}: complete= takes a mapping or a function, "
                             f"not {type(spec).__name__}")
@@ -183,8 +199,10 @@ class Completions:
         """True if any argument has a completer."""
         return self._each is not None or bool(self._by_argument)
 
-    def complete(self, argument: str, value: str) -> Iterable[str]:
-        """The suggestions for ``argument`` given what was typed so far.
+    def complete(self, argument: str, value: str,
+                 context: Mapping[str, str] | None = None) -> Iterable[str]:
+        """The suggestions for ``argument`` given what was typed so far, and the other
+        arguments already chosen (``context``) for completers that take them.
 
         Raises:
             InvalidParams: the prompt or template has no such argument (COMPLETION-5).
@@ -192,10 +210,17 @@ class Completions:
         if argument not in self.arguments:
             raise InvalidParams(f"{self._owner} has no argument {argument!r}",
                                 {"argument": argument})
+        chosen = dict(context or {})
         if self._each is not None:
+            if self._each_context:
+                return self._each(argument, value, chosen)
             return self._each(argument, value)
         completer = self._by_argument.get(argument)
-        return completer(value) if completer is not None else ()
+        if completer is None:
+            return ()
+        if argument in self._with_context:
+            return completer(value, chosen)
+        return completer(value)
 
 
 # --- records -------------------------------------------------------------------------------

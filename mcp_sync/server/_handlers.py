@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import types
-from ..errors import InternalError, InvalidParams, RpcError
+from ..errors import InternalError, InvalidParams, RpcError, UrlElicitationRequired
 from ..protocol._convert import from_wire, to_wire
 from ._content import (
     for_profile,
@@ -148,6 +148,8 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         else:
             result = to_call_tool_result(value)
     except Exception as exc:
+        if isinstance(exc, UrlElicitationRequired) and _has_url_mode(connection):
+            raise  # answered as the -32042 error itself (V1125-43)
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
         # in our log. Only what the library checks before the call is a JSON-RPC error.
@@ -169,6 +171,11 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
             not profile.structured_output):
         result = attrs.evolve(result, structured_content=None)  # DES-10: the text stays
     return _wire(result)
+
+
+def _has_url_mode(connection: ServerConnection) -> bool:
+    profile = connection.session.profile
+    return profile is not None and profile.elicitation_url
 
 
 # --- resources -----------------------------------------------------------------------------
@@ -285,10 +292,11 @@ def complete(connection: ServerConnection, incoming: IncomingRequest) -> dict[st
     if completions is None:
         return _wire(types.CompleteResult(completion=types.Completion(values=[], total=0,
                                                                       has_more=False)))
+    chosen = _completion_context(params.extra.get("context"))
     context = Context(connection, incoming)
     try:
         completion = _completion(run_serving(
-            context, completions.complete, argument.name, argument.value))
+            context, completions.complete, argument.name, argument.value, chosen))
     except RpcError:
         raise
     except Exception:
@@ -296,6 +304,19 @@ def complete(connection: ServerConnection, incoming: IncomingRequest) -> dict[st
         raise InternalError("Internal error while completing the argument",
                             {"argument": argument.name}) from None
     return _wire(types.CompleteResult(completion=completion))
+
+
+def _completion_context(context: Any) -> dict[str, str]:
+    """The other arguments the user already chose (``context.arguments``, V0618-27)."""
+    if context is None:
+        return {}
+    arguments = context.get("arguments") if isinstance(context, dict) else None
+    if arguments is None and isinstance(context, dict):
+        return {}
+    if not isinstance(arguments, dict) or not all(
+            isinstance(value, str) for value in arguments.values()):
+        raise InvalidParams('Invalid params: "context.arguments" must map names to strings')
+    return arguments
 
 
 # --- logging -------------------------------------------------------------------------------
