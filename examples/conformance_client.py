@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mcp_sync import Client, types
+from mcp_sync import Client, ElicitationRequest, ElicitationResult, types
 
 #: The tool whose input schema json-schema-2020-12-preservation checks, and the tool to
 #: echo it back with.
@@ -57,10 +57,10 @@ def tools_call(url: str) -> None:
         print(text_of(client.call_tool("add_numbers", {"a": 5, "b": 3})))
 
 
-def accept_with_defaults(request: Any) -> dict[str, Any]:
+def accept_with_defaults(request: ElicitationRequest) -> ElicitationResult[Any]:
     """Answer an elicitation as a user who accepts the form as it was pre-filled: every
     field that has a default keeps it (SEP-1034)."""
-    return {"action": "accept", "content": dict(request.defaults)}
+    return request.accept(request.defaults)
 
 
 def elicitation_defaults(url: str) -> None:

@@ -61,10 +61,6 @@ CLIENT_SCENARIOS = SCORED_CLIENT + NOT_SCORED_CLIENT
 
 #: The scenarios failing now, each with what is missing.
 EXPECTED_FAILURES: dict[str, str] = {
-    "elicitation-sep1034-client-defaults":
-        "the client answers no elicitation/create: no elicitation_handler (V0618-15, "
-        "V1125-38). The suite's server sends that request on the GET stream as soon as "
-        "the tool is called, so the client must be listening there by then",
     "json-schema-2020-12":
         "a tool's input schema comes only from type hints: no way to publish a hand-written "
         "JSON Schema 2020-12 ($defs, $anchor, if/then/else) as inputSchema (V1125-2, V1125-3)",

@@ -453,6 +453,66 @@ def test_get_stream_delivers_server_messages_and_is_reopened_http_19_21_26(
     assert [seen.header("Last-Event-ID") for seen in gets[:2]] == [None, "get:1"]
 
 
+@pytest.mark.timeout(30)
+def test_first_requests_wait_for_the_get_stream_to_be_answered_http_17(serve: Any) -> None:
+    """HTTP-17, HTTP-19: a server may send a request about a call on the GET stream as
+    soon as the call arrives, so the session's first call is posted only once the GET
+    stream was answered; a client gives a slow stream a grace period, not forever."""
+    play = Play("json")
+    held = threading.Event()
+    released = threading.Event()
+    order: list[str] = []
+
+    def get(seen: Seen) -> WsgiResponse:
+        assert play.server is not None
+        held.set()
+        released.wait(WAIT)
+        order.append("GET answered")
+        _feed, body = play.server.stream()
+        return WsgiResponse(body, mimetype="text/event-stream")
+
+    play.get = get
+    server = serve(play)
+    with open_client(server.url, reconnect_delay=0.01) as client:
+        assert held.wait(WAIT)
+        call = client.call_tool_async("echo", {"n": 0})
+        with pytest.raises(TimeoutError):
+            call.result(timeout=0.3)
+        assert not any(seen.body and seen.body.get("method") == "tools/call"
+                       for seen in server.requests("POST"))
+        order.append("released")
+        released.set()
+        assert call.result(timeout=WAIT).content
+        order.append("answered")
+        assert client.call_tool("echo", {"n": 1}).content  # no further wait
+    assert order == ["released", "GET answered", "answered"]
+
+
+@pytest.mark.timeout(30)
+def test_a_get_stream_that_never_answers_delays_the_first_call_only_briefly(
+        serve: Any) -> None:
+    """HTTP-17: a GET the server never answers holds the first call for a grace period
+    of a few seconds; after that calls go out as usual."""
+    play = Play("json")
+    released = threading.Event()
+
+    def get(seen: Seen) -> WsgiResponse:
+        released.wait(WAIT)
+        return WsgiResponse(status=405)
+
+    play.get = get
+    server = serve(play)
+    try:
+        with open_client(server.url, reconnect_delay=0.01) as client:
+            server.wait_for(lambda seen: any(s.method == "GET" for s in seen))
+            started = time.monotonic()
+            client.ping()
+            assert time.monotonic() - started < 5.0
+            client.ping()
+    finally:
+        released.set()
+
+
 # --- errors, closing and losing the server ----------------------------------------------
 
 

@@ -50,6 +50,7 @@ from ._handlers import (
 )
 from ._life import Backoff, Lifeline, track, untrack
 from ._requests import RequestMethods
+from ._session_state import SAFE_TO_REPEAT, SESSION_STATE, SessionState
 from ._structured import OutputSchemas
 
 if TYPE_CHECKING:
@@ -226,14 +227,12 @@ class Client(RequestMethods, Lifeline):
         self._init_result: types.InitializeResult | None = None
         self._generation = 0  # counts sessions, so one expiry starts one new session
         self._renew_lock = threading.Lock()
-        self._state_lock = threading.Lock()
         self._life_lock = threading.Lock()
         self._closing = False
         self._closed_event = threading.Event()
         self._inherited: Engine | None = None  # the parent's, in the child of a fork
         self._pid = os.getpid()
-        self._log_level: dict[str, Any] | None = None
-        self._subscriptions: dict[Any, dict[str, Any]] = {}
+        self._session_state = SessionState()
         first = self._connect() if self._connect is not None else transport
         assert isinstance(first, Transport) or not callable(first)
         try:
@@ -471,22 +470,12 @@ class Client(RequestMethods, Lifeline):
             # HTTP-35: the server forgot our session. Start a new one; repeat only calls
             # that cannot change anything at the server.
             self._renew_session(generation)
-            if method not in _SAFE_TO_REPEAT:
+            if method not in SAFE_TO_REPEAT:
                 raise
             result = self._wait(self._send(method, params, timeout, on_progress), timeout)
-        if method in _SESSION_STATE:
-            self._remember(method, params or {})
+        if method in SESSION_STATE:
+            self._session_state.remember(method, params or {})
         return result
-
-    def _remember(self, method: str, params: dict[str, Any]) -> None:
-        # What the server keeps per session, so that a renewed session gets it back.
-        with self._state_lock:
-            if method == "logging/setLevel":
-                self._log_level = params
-            elif method == "resources/subscribe":
-                self._subscriptions[params.get("uri")] = params
-            else:
-                self._subscriptions.pop(params.get("uri"), None)
 
     def _renew_session(self, generation: int) -> None:
         with self._renew_lock:
@@ -499,14 +488,8 @@ class Client(RequestMethods, Lifeline):
             self._restore_session_state()
 
     def _restore_session_state(self) -> None:
-        # The new session starts with the server's defaults: ask again for the log level
-        # and the subscriptions the old one had. Never through send_request, which could
-        # renew again from inside a renewal.
-        with self._state_lock:
-            state = [("resources/subscribe", params) for params in self._subscriptions.values()]
-            if self._log_level is not None:
-                state.insert(0, ("logging/setLevel", self._log_level))
-        for method, params in state:
+        # Never through send_request, which could renew again from inside a renewal.
+        for method, params in self._session_state.requests_to_restore():
             try:
                 # On this engine only: a loss now is met by the next call.
                 self._wait(self._engine.request(method, params, timeout=self.timeout),
@@ -601,19 +584,6 @@ class Client(RequestMethods, Lifeline):
 
     def _notification(self, notification: Notification) -> None:
         self._deliver(notification)
-
-
-#: Requests repeated once in a new session (HTTP-35): they change nothing at the server,
-#: or set what the new session lacks and the caller asked for.
-_SAFE_TO_REPEAT = frozenset({
-    "ping", "tools/list", "resources/list", "resources/templates/list", "resources/read",
-    "prompts/list", "prompts/get", "completion/complete",
-    "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-})
-
-
-#: Requests whose effect lasts for the session; repeated in a new one (HTTP-35).
-_SESSION_STATE = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
 def _same(result: dict[str, Any]) -> dict[str, Any]:

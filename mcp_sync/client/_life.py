@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .. import types
     from ..engine._engine import Engine
     from ..transports.base import Transport
+    from ._session_state import SessionState
 
 __all__ = ["Backoff", "Lifeline", "track", "untrack"]
 
@@ -98,7 +99,7 @@ class Lifeline:
     _reconnect: bool
     _backoff: Backoff
     _renew_lock: threading.Lock
-    _state_lock: threading.Lock
+    _session_state: SessionState
     _life_lock: threading.Lock
     _closing: bool
     _closed_event: threading.Event
@@ -217,7 +218,7 @@ class Lifeline:
         except Exception:
             log.exception("letting go of the parent's connection after a fork failed")
         self._renew_lock = threading.Lock()
-        self._state_lock = threading.Lock()
+        self._session_state.after_fork()
         self._life_lock = threading.Lock()
         self._closed_event = threading.Event()
         if self._closing:

@@ -138,6 +138,10 @@ class HttpCore:
         self._stream_sockets = SocketRegistry()
         self._listener_sockets: SocketRegistry | None = None
         self._listener_generation = 0
+        # Cleared while a new GET stream is being opened: requests wait for it, briefly, so
+        # that what the server sends there about them (elicitation, sampling) is heard.
+        self._listener_settled = threading.Event()
+        self._listener_settled.set()
 
     # --- requests plumbing --------------------------------------------------------------------
 

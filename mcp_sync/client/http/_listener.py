@@ -5,6 +5,11 @@ delivers what arrives on it. When the server ends the stream it is reopened afte
 backoff, with ``Last-Event-ID`` so that nothing sent meanwhile is lost (HTTP-21, HTTP-26).
 A 405 means the server offers no such stream (HTTP-18): its messages then come on the
 streams of our POSTs. A new session replaces the listener of the old one.
+
+A server may send a request about a call (an elicitation, say) on the GET stream as soon
+as that call arrives, and a message sent while no stream is open may be lost. So the
+first requests of a session wait, for at most ``LISTENER_GRACE`` seconds, until the GET
+stream has been answered (opened, refused or failed).
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ import requests
 from ._core import EVENT_STREAM, HttpCore, Outcome, resume_parser
 from ._io import SocketRegistry, content_type
 
-__all__ = ["ListenerMixin"]
+__all__ = ["LISTENER_GRACE", "ListenerMixin"]
+
+#: How long requests wait for a new session's GET stream to be answered.
+LISTENER_GRACE = 2.0
 
 log = logging.getLogger("mcp_sync.http.client")
 
@@ -31,6 +39,7 @@ class ListenerMixin(HttpCore):
             self._listener_generation += 1
             generation = self._listener_generation
             old, self._listener_sockets = self._listener_sockets, SocketRegistry()
+            self._listener_settled.clear()
             # Started under the lock, so close() cannot miss it when it joins our threads.
             self._threads.start("listener", self._listen_loop, generation,
                                 self._listener_sockets)
@@ -56,8 +65,10 @@ class ListenerMixin(HttpCore):
                                            timeout=self._timeout)
                 except requests.RequestException as exc:
                     log.debug("opening the GET stream at %s failed: %s", self.url, str(exc))
+                    self._settle(generation)
                     failures += 1
                 else:
+                    self._settle(generation)
                     with response:
                         status = response.status_code
                         if status == 405:  # HTTP-18: no server push; POST streams carry it
@@ -83,4 +94,15 @@ class ListenerMixin(HttpCore):
                 if self._stop.wait(self._delay(retry, failures)):
                     return
         finally:
+            self._settle(generation)
             session.close()
+
+    def _settle(self, generation: int) -> None:
+        # Requests waiting for this stream go on; a newer listener has its own wait.
+        with self._lock:
+            if generation == self._listener_generation:
+                self._listener_settled.set()
+
+    def _wait_for_listener(self) -> None:
+        if not self._listener_settled.wait(LISTENER_GRACE):
+            log.debug("the GET stream at %s is not open yet; sending anyway", self.url)

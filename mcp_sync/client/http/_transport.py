@@ -287,6 +287,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         try:
             self._stop.set()
             self._mode_known.set()
+            self._listener_settled.set()
             with self._lock:
                 self._notes_done.notify_all()
             for sockets in (self._sender_sockets, self._stream_sockets, listener):
@@ -317,6 +318,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 with self._lock:
                     self._notes_done.wait_for(
                         lambda: self._notes_sent >= post.after_notes or self._stop.is_set())
+                self._wait_for_listener()
             if self._stop.is_set():
                 return
             if post.request_ids and not self._ledger.start(post):
@@ -486,6 +488,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             if self._session_id != session_id:
                 return  # a new session has started since
             self._listener_generation += 1
+            self._listener_settled.set()
             sockets, self._listener_sockets = self._listener_sockets, None
         if sockets is not None:
             sockets.shutdown()
@@ -494,6 +497,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         self._session_id = None
         self._protocol_version = None
         self._listener_generation += 1
+        self._listener_settled.set()
         sockets, self._listener_sockets = self._listener_sockets, None
         return sockets
 
