@@ -23,7 +23,8 @@ It offers:
   ``test_sampling`` (asks the client's model), ``test_elicitation``,
   ``test_elicitation_sep1034_defaults`` and ``test_elicitation_sep1330_enums`` (ask the
   client's user, with default values and with every enum form) and
-  ``test_reconnection`` (a call that takes a moment);
+  ``test_reconnection`` (a call that takes a moment) and ``json_schema_2020_12_tool``
+  (its input schema uses ``$defs``, ``$anchor``, ``allOf`` and ``if``/``then``/``else``);
 * resources ``test://static-text``, ``test://static-binary`` (a PNG),
   ``test://watched-resource`` (to subscribe to) and the template
   ``test://template/{id}/data``;
@@ -112,6 +113,25 @@ ENUMS_SCHEMA: dict[str, Any] = {
             {"const": "value3", "title": "Third Choice"},
         ]}},
     },
+}
+
+
+#: A hand-written JSON Schema 2020-12 with what type hints cannot express ($defs with an
+#: $anchor, $ref, allOf/anyOf, if/then/else); published exactly as it is.
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                          "properties": {"street": {"type": "string"},
+                                         "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                   "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                   "phone": {"type": "string"}, "email": {"type": "string"}},
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
 }
 
 
@@ -231,6 +251,11 @@ def make_server() -> Server:
         """Take a moment, then answer."""
         ctx.wait_cancelled(STEP_DELAY)
         return "Reconnection test completed successfully"
+
+    @server.tool(input_schema=JSON_SCHEMA_2020_12)
+    def json_schema_2020_12_tool(**contact: Any) -> str:
+        """Tool with JSON Schema 2020-12 features."""
+        return f"ok: {json.dumps(contact, sort_keys=True)}"
 
     # --- resources ----------------------------------------------------------------------
 

@@ -60,11 +60,7 @@ SERVER_SCENARIOS = SCORED_SERVER + NOT_SCORED_SERVER
 CLIENT_SCENARIOS = SCORED_CLIENT + NOT_SCORED_CLIENT
 
 #: The scenarios failing now, each with what is missing.
-EXPECTED_FAILURES: dict[str, str] = {
-    "json-schema-2020-12":
-        "a tool's input schema comes only from type hints: no way to publish a hand-written "
-        "JSON Schema 2020-12 ($defs, $anchor, if/then/else) as inputSchema (V1125-2, V1125-3)",
-}
+EXPECTED_FAILURES: dict[str, str] = {}
 
 
 def _verdict_marks(name: str) -> list[pytest.MarkDecorator]:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from .. import types
 from ..errors import ToolOutputError
-from ..protocol._schema_check import SchemaCheck
+from ..protocol._schema_check import SchemaCheck, UnsupportedDialect
 
 __all__ = ["OutputSchemas"]
 
@@ -52,7 +52,10 @@ class OutputSchemas:
         if data is None:
             raise ToolOutputError(name, ["the tool declares an output schema but its result "
                                          "has no structuredContent"], result)
-        problems = check.problems(data)
+        try:
+            problems = check.problems(data)
+        except UnsupportedDialect as exc:  # V1125-3: say so rather than guess
+            raise ToolOutputError(name, [f"cannot check the result: {exc}"], result) from None
         if problems:
             raise ToolOutputError(name, problems, result)
         return result

@@ -23,9 +23,11 @@ from typing import Any, TypeAlias
 from .. import types
 from ..errors import InvalidParams
 from ..protocol._convert import from_wire
+from ..protocol._make_icons import IconsSpec, make_icons
 from ..protocol._record import Record
 from ._content import guess_mime_type
 from ._context import Context
+from ._input_schema import schema_signature
 from ._signature import FunctionSignature, inspect_function, return_hint
 from ._structured import OutputSchema, output_schema_for
 from ._uri_template import UriTemplate
@@ -33,14 +35,12 @@ from ._uri_template import UriTemplate
 __all__ = [
     "CompleteSpec",
     "Completions",
-    "IconsSpec",
     "RegisteredPrompt",
     "RegisteredResource",
     "RegisteredTemplate",
     "RegisteredTool",
     "check_decorator_argument",
     "guess_mime_type",
-    "make_icons",
     "make_prompt",
     "make_resource",
     "make_template",
@@ -55,8 +55,6 @@ CompleteSpec: TypeAlias = (
     " | Callable[..., Iterable[str]]"
 )
 AnnotationsSpec: TypeAlias = "types.Annotations | Mapping[str, Any] | None"
-#: Icons as :class:`~mcp_sync.types.Icon` objects, wire dicts, or ``src`` strings.
-IconsSpec: TypeAlias = "Iterable[types.Icon | Mapping[str, Any] | str] | None"
 
 _INTEGER = re.compile(r"[+-]?\d+")
 
@@ -89,30 +87,6 @@ def check_decorator_argument(kind: str, value: object) -> None:
 
 def _default_name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
-
-
-def make_icons(spec: IconsSpec, owner: str) -> list[types.Icon] | None:
-    """The icons of ``owner`` from what the user gave (V1125-7).
-
-    Raises:
-        ValueError: an icon's ``src`` is neither an ``https:`` URL nor a ``data:image``
-            URI (V1125-8), which clients would refuse to fetch.
-    """
-    if spec is None:
-        return None
-    if isinstance(spec, (str, Mapping, types.Icon)):
-        spec = [spec]
-    icons: list[types.Icon] = []
-    for item in spec:
-        if isinstance(item, str):
-            item = types.Icon(src=item)
-        elif isinstance(item, Mapping):
-            item = from_wire(dict(item), types.Icon)
-        if not types.is_safe_icon_src(item.src):
-            raise ValueError(f"{owner}: icon src {item.src[:60]!r} must be an https: URL "
-                             "or a base64 data:image URI")
-        icons.append(item)
-    return icons
 
 
 def _meta(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -373,13 +347,17 @@ def make_tool(fn: Callable[..., Any], *, name: str | None, description: str | No
               title: str | None = None,
               output_schema: Mapping[str, Any] | bool | None = None,
               meta: Mapping[str, Any] | None = None,
-              icons: IconsSpec = None) -> RegisteredTool:
+              icons: IconsSpec = None,
+              input_schema: Mapping[str, Any] | None = None) -> RegisteredTool:
     """Inspect a tool function; see :meth:`mcp_sync.Server.add_tool`."""
     _refuse_coroutine(fn, "tool")
-    signature = inspect_function(fn, skip_types=(Context,))
+    tool_name = name or _default_name(fn)
+    if input_schema is None:
+        signature = inspect_function(fn, skip_types=(Context,))
+    else:
+        signature = schema_signature(fn, input_schema, f"tool {tool_name!r}", (Context,))
     if isinstance(annotations, Mapping):
         annotations = from_wire(dict(annotations), types.ToolAnnotations)
-    tool_name = name or _default_name(fn)
     output = output_schema_for(return_hint(fn), output_schema, f"tool {tool_name!r}")
     tool = types.Tool(
         name=tool_name,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from .. import types
-from ..protocol._make_icons import make_icons
+from ..protocol._make_icons import IconsSpec, make_icons
 from ..protocol._versions import supported_versions as supported_versions_of
 from ..transports.base import Transport
 from ._connection import ServerConnection
@@ -32,7 +32,6 @@ from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
-    IconsSpec,
     check_decorator_argument,
     make_prompt,
     make_resource,
@@ -156,6 +155,7 @@ class Server(Serving):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
+             input_schema: Mapping[str, Any] | None = None,
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
@@ -163,6 +163,7 @@ class Server(Serving):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
+             input_schema: Mapping[str, Any] | None = None,
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -175,7 +176,7 @@ class Server(Serving):
         """
         options: dict[str, Any] = {"description": description, "annotations": annotations,
                                    "title": title, "output_schema": output_schema,
-                                   "meta": meta, "icons": icons}
+                                   "meta": meta, "icons": icons, "input_schema": input_schema}
         if callable(name):
             self.add_tool(name, **options)
             return name
@@ -191,7 +192,8 @@ class Server(Serving):
                  annotations: types.ToolAnnotations | Mapping[str, Any] | None = None,
                  title: str | None = None,
                  output_schema: Mapping[str, Any] | bool | None = None,
-                 meta: Mapping[str, Any] | None = None, icons: IconsSpec = None) -> None:
+                 meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
+                 input_schema: Mapping[str, Any] | None = None) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
         Connected clients are sent ``notifications/tools/list_changed``.
@@ -215,16 +217,24 @@ class Server(Serving):
             meta: the tool's ``_meta`` object.
             icons: :class:`~mcp_sync.types.Icon` objects, their wire dicts or ``src``
                 strings (2025-11-25); ``src`` must be ``https:`` or a ``data:image`` URI.
+            input_schema: a JSON Schema (``"type": "object"``) to publish instead of the
+                one the type hints make, exactly as given: ``$defs``, ``if``/``then``,
+                ``$schema`` and all (2020-12 unless ``$schema`` names another dialect).
+                Arguments are validated against it and passed to ``fn`` as keyword
+                arguments holding JSON values, unconverted.
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
-                cannot be turned into a schema, or ``output_schema`` is not an object
-                schema.
-            ValueError: an icon's ``src`` is not one clients may fetch.
+                cannot be turned into a schema; ``output_schema`` or ``input_schema`` is
+                not an object schema; ``input_schema`` names an argument ``fn`` does not
+                take (without ``**kwargs``) or leaves out one it needs.
+            ValueError: an icon's ``src`` is not one clients may fetch; ``input_schema``
+                or ``output_schema`` is not a valid JSON Schema or names a dialect that is
+                not supported (V1125-3).
         """
         registered = make_tool(fn, name=name, description=description, annotations=annotations,
                                title=title, output_schema=output_schema, meta=meta,
-                               icons=icons)
+                               icons=icons, input_schema=input_schema)
         check_tool_name(registered.tool.name)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")

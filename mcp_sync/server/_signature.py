@@ -30,7 +30,8 @@ from ._schema import (
     _with_default,
 )
 
-__all__ = ["FunctionSignature", "inspect_function", "return_hint"]
+__all__ = ["FunctionSignature", "function_hints", "inspect_function", "is_context",
+           "return_hint"]
 
 
 class FunctionSignature:
@@ -71,7 +72,7 @@ class FunctionSignature:
         return result
 
 
-def _is_context(hint: Any, skip_types: tuple[type, ...]) -> bool:
+def is_context(hint: Any, skip_types: tuple[type, ...]) -> bool:
     # Annotated and Optional may nest either way: 3.10 wraps Optional around Annotated
     # when the default is None.
     while True:
@@ -85,7 +86,7 @@ def _is_context(hint: Any, skip_types: tuple[type, ...]) -> bool:
             return _is_class(hint) and issubclass(hint, skip_types)
 
 
-def _function_hints(fn: Callable[..., Any], name: str) -> dict[str, Any]:
+def function_hints(fn: Callable[..., Any], name: str) -> dict[str, Any]:
     target: Any = inspect.unwrap(fn)
     while isinstance(target, functools.partial):
         target = inspect.unwrap(target.func)
@@ -120,7 +121,7 @@ def inspect_function(fn: Callable[..., Any], *,
         signature = inspect.signature(fn)
     except ValueError as exc:  # some builtins have no introspectable signature
         raise TypeError(f"{name}: {exc}") from exc
-    hints = _function_hints(fn, name)
+    hints = function_hints(fn, name)
     description, param_docs = parse_docstring(inspect.getdoc(fn))
     context: str | None = None
     fields: list[_Field] = []
@@ -136,7 +137,7 @@ def inspect_function(fn: Callable[..., Any], *,
             hint = Any  # an unannotated parameter accepts anything, as Python would
         elif isinstance(hint, str):
             raise TypeError(f"{where}: cannot resolve the type hint {hint!r}")
-        if _is_context(hint, skip_types):
+        if is_context(hint, skip_types):
             if context is not None:
                 raise TypeError(f"{where}: only one context parameter is allowed, "
                                 f"'{context}' is one already")
@@ -170,7 +171,7 @@ def inspect_function(fn: Callable[..., Any], *,
 def return_hint(fn: Callable[..., Any]) -> Any:
     """``fn``'s resolved return annotation, or None when it has none."""
     name = getattr(fn, "__qualname__", None) or repr(fn)
-    hint = _function_hints(fn, name).get("return")
+    hint = function_hints(fn, name).get("return")
     if hint is None:
         try:
             annotation = inspect.signature(fn).return_annotation

@@ -28,7 +28,7 @@ from typing import Any, get_args, get_origin
 import attrs
 
 from .. import types
-from ..protocol._schema_check import SchemaCheck
+from ..protocol._schema_check import SchemaCheck, check_schema
 from ._schema import _build, _is_class
 
 __all__ = ["OutputMismatch", "OutputSchema", "output_schema_for", "structured_result"]
@@ -79,7 +79,9 @@ def output_schema_for(hint: Any, explicit: Mapping[str, Any] | bool | None,
         if not isinstance(explicit, Mapping) or explicit.get("type") != "object":
             raise TypeError(f"{where}: output_schema must be a JSON Schema with "
                             '"type": "object" (V0618-17)')
-        return OutputSchema(json.loads(json.dumps(explicit)), False)
+        given = json.loads(json.dumps(explicit))
+        check_schema(given, where)
+        return OutputSchema(given, False)
     if hint in (None, type(None), str) or _is_content_or_open(hint) or isinstance(hint, str):
         return None
     try:
