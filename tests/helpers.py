@@ -9,10 +9,13 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from mcp_sync.errors import RpcError
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
+
+if TYPE_CHECKING:
+    from mcp_sync import Server
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": "init", "method": "initialize",
@@ -364,3 +367,23 @@ def imports_of(name: str, *, type_checking: bool = True) -> list[tuple[int, str]
     assert path is not None, name
     return imports_in(path.read_text(encoding="utf-8"), name,
                       is_package=path.name == "__init__.py", type_checking=type_checking)
+
+
+class Totals(TypedDict):
+    """The structured result of :func:`add_arithmetic_tools`'s ``totals``."""
+
+    sum: int
+    product: int
+
+
+def add_arithmetic_tools(server: Server) -> None:
+    """Two tools with structured output: ``totals`` returns an object (a TypedDict),
+    ``add`` a wrapped integer (``{"result": n}``)."""
+
+    @server.tool()
+    def totals(a: int, b: int) -> Totals:
+        return {"sum": a + b, "product": a * b}
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b

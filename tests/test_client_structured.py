@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
 
 from mcp_sync import Client, Server, types
 from mcp_sync.errors import ToolOutputError
 from mcp_sync.testing import open_client
-from tests.helpers import ScriptedServer
+from tests.helpers import ScriptedServer, add_arithmetic_tools
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -89,22 +89,10 @@ def test_an_unlisted_tool_is_not_checked_v0618_20(scripted: Start) -> None:
         assert client.call_tool("sum").structured == {"sum": "three"}
 
 
-class Totals(TypedDict):
-    sum: int
-    product: int
-
-
 def test_our_client_with_our_server_des_10() -> None:
     """DES-10 end to end: our server's structured results pass our client's check."""
     server = Server("structured")
-
-    @server.tool()
-    def totals(a: int, b: int) -> Totals:
-        return {"sum": a + b, "product": a * b}
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        return a + b
+    add_arithmetic_tools(server)
 
     with open_client(server) as client:
         tools = {tool.name: tool for tool in client.list_tools()}

@@ -317,11 +317,25 @@ def test_our_client_reopens_the_hung_up_get_stream_v1125_16() -> None:
 # --- our client against a server played by hand ------------------------------------------------
 
 
-def initialize_answer(seen: Seen) -> WsgiResponse:
-    return WsgiResponse(json.dumps(result(seen.body, {
-        "protocolVersion": NEWEST, "capabilities": {"tools": {}},
-        "serverInfo": {"name": "scripted", "version": "1"}})),
-        headers={"Mcp-Session-Id": "s-1"}, mimetype="application/json")
+def played(on_get: Callable[[Seen], WsgiResponse],
+           on_call: Callable[[Seen], WsgiResponse] | None = None
+           ) -> Callable[[Seen], WsgiResponse]:
+    """A 2025-11-25 server played by hand: it answers initialize, accepts notifications
+    and DELETE; GETs and other requests are the test's (``on_call`` None: 202)."""
+    def handle(seen: Seen) -> WsgiResponse:
+        if seen.method == "DELETE":
+            return WsgiResponse(status=204)
+        if seen.method == "GET":
+            return on_get(seen)
+        if seen.body.get("method") == "initialize":
+            return WsgiResponse(json.dumps(result(seen.body, {
+                "protocolVersion": NEWEST, "capabilities": {"tools": {}},
+                "serverInfo": {"name": "scripted", "version": "1"}})),
+                headers={"Mcp-Session-Id": "s-1"}, mimetype="application/json")
+        if "id" not in seen.body or on_call is None:
+            return WsgiResponse(status=202)
+        return on_call(seen)
+    return handle
 
 
 def test_client_skips_priming_and_waits_retry_before_resuming_v1125_12_14(serve: Any) -> None:
@@ -337,26 +351,21 @@ def test_client_skips_priming_and_waits_retry_before_resuming_v1125_12_14(serve:
         hung_up.append(time.monotonic())
         yield b"retry: 300\n\n"
 
-    def handle(seen: Seen) -> WsgiResponse:
-        if seen.method == "DELETE":
-            return WsgiResponse(status=204)
-        if seen.method == "GET":
-            if seen.header("Last-Event-ID") is None:
-                return WsgiResponse(status=405)
-            resumed_at.append(time.monotonic())
-            answer = result(pending[0], {"content": [{"type": "text", "text": "polled"}]})
-            return WsgiResponse(f"id: c:2\ndata: {json.dumps(answer)}\n\n",
-                                mimetype="text/event-stream")
-        if seen.body.get("method") == "initialize":
-            return initialize_answer(seen)
-        if "id" not in seen.body:
-            return WsgiResponse(status=202)
+    def get(seen: Seen) -> WsgiResponse:
+        if seen.header("Last-Event-ID") is None:
+            return WsgiResponse(status=405)
+        resumed_at.append(time.monotonic())
+        answer = result(pending[0], {"content": [{"type": "text", "text": "polled"}]})
+        return WsgiResponse(f"id: c:2\ndata: {json.dumps(answer)}\n\n",
+                            mimetype="text/event-stream")
+
+    def call(seen: Seen) -> WsgiResponse:
         pending.append(seen.body)
         return WsgiResponse(body(seen), mimetype="text/event-stream")
 
     pending: list[Any] = []
     logs: list[Any] = []
-    server = serve(handle)
+    server = serve(played(get, call))
     with open_client(server.url, on_log=logs.append) as client:
         answer = client.call_tool("echo", {})
     assert answer.content[0].text == "polled"
@@ -368,24 +377,19 @@ def test_client_skips_priming_and_waits_retry_before_resuming_v1125_12_14(serve:
 
 def test_a_post_stream_of_only_a_priming_event_is_resumed_v1125_17(serve: Any) -> None:
     """V1125-17: a stream that brought nothing but the priming event is resumed from it."""
-    def handle(seen: Seen) -> WsgiResponse:
-        if seen.method == "DELETE":
-            return WsgiResponse(status=204)
-        if seen.method == "GET":
-            if seen.header("Last-Event-ID") != "only:0":
-                return WsgiResponse(status=405)
-            answer = result(pending[0], {"content": [{"type": "text", "text": "late"}]})
-            return WsgiResponse(f"id: only:1\ndata: {json.dumps(answer)}\n\n",
-                                mimetype="text/event-stream")
-        if seen.body.get("method") == "initialize":
-            return initialize_answer(seen)
-        if "id" not in seen.body:
-            return WsgiResponse(status=202)
+    def get(seen: Seen) -> WsgiResponse:
+        if seen.header("Last-Event-ID") != "only:0":
+            return WsgiResponse(status=405)
+        answer = result(pending[0], {"content": [{"type": "text", "text": "late"}]})
+        return WsgiResponse(f"id: only:1\ndata: {json.dumps(answer)}\n\n",
+                            mimetype="text/event-stream")
+
+    def call(seen: Seen) -> WsgiResponse:
         pending.append(seen.body)
         return WsgiResponse(b"id: only:0\ndata: \n\nretry: 10\n\n", mimetype="text/event-stream")
 
     pending: list[Any] = []
-    server = serve(handle)
+    server = serve(played(get, call))
     with open_client(server.url) as client:
         assert client.call_tool("echo", {}).content[0].text == "late"
 
@@ -396,21 +400,16 @@ def test_endless_polling_is_bounded_by_the_callers_timeout_v1125_13(serve: Any) 
     RequestTimeout and the server is sent the cancellation."""
     polls = threading.Semaphore(0)
 
-    def handle(seen: Seen) -> WsgiResponse:
-        if seen.method == "DELETE":
-            return WsgiResponse(status=204)
-        if seen.method == "GET":
-            if seen.header("Last-Event-ID") is None:
-                return WsgiResponse(status=405)
-            polls.release()
-            return WsgiResponse(b": still working\n\nretry: 5\n\n", mimetype="text/event-stream")
-        if seen.body.get("method") == "initialize":
-            return initialize_answer(seen)
-        if "id" not in seen.body:
-            return WsgiResponse(status=202)
+    def get(seen: Seen) -> WsgiResponse:
+        if seen.header("Last-Event-ID") is None:
+            return WsgiResponse(status=405)
+        polls.release()
+        return WsgiResponse(b": still working\n\nretry: 5\n\n", mimetype="text/event-stream")
+
+    def call(seen: Seen) -> WsgiResponse:
         return WsgiResponse(b"id: e:0\ndata: \n\nretry: 5\n\n", mimetype="text/event-stream")
 
-    server = serve(handle)
+    server = serve(played(get, call))
     with open_client(server.url, max_reconnects=2) as client:
         started = time.monotonic()
         with pytest.raises(RequestTimeout):
@@ -435,20 +434,14 @@ def test_the_listener_waits_retry_before_reopening_the_get_stream_v1125_16(serve
         hung_up.append(time.monotonic())
         yield b"retry: 300\n\n"
 
-    def handle(seen: Seen) -> WsgiResponse:
-        if seen.method == "DELETE":
-            return WsgiResponse(status=204)
-        if seen.method == "GET":
-            if not hung_up:
-                return WsgiResponse(first_stream(), mimetype="text/event-stream")
-            reopened.append(time.monotonic())
-            return WsgiResponse(status=405)  # no more streams: the listener stops
-        if seen.body.get("method") == "initialize":
-            return initialize_answer(seen)
-        return WsgiResponse(status=202)
+    def get(seen: Seen) -> WsgiResponse:
+        if not hung_up:
+            return WsgiResponse(first_stream(), mimetype="text/event-stream")
+        reopened.append(time.monotonic())
+        return WsgiResponse(status=405)  # no more streams: the listener stops
 
     changed = threading.Event()
-    server = serve(handle)
+    server = serve(played(get))
     with open_client(server.url, on_list_changed=lambda kind: changed.set()):
         assert changed.wait(WAIT)
         server.wait_for(lambda seen: sum(s.method == "GET" for s in seen) >= 2)

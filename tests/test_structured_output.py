@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from typing import Any, TypedDict
+from typing import Any
 
 import attrs
 import jsonschema
@@ -15,6 +15,7 @@ from mcp_sync import Server, types
 from mcp_sync.protocol._convert import to_wire
 from mcp_sync.testing import open_client
 from tests.conftest import SPEC_DIR
+from tests.helpers import Totals, add_arithmetic_tools
 from tests.server_support import raw_session, request
 
 SCHEMA_0618 = json.loads((SPEC_DIR / "schema-2025-06-18.json").read_text())
@@ -44,11 +45,6 @@ class Weather:
     conditions: str
 
 
-class Totals(TypedDict):
-    sum: int
-    product: int
-
-
 def make_server() -> Server:
     server = Server("structured")
 
@@ -60,13 +56,7 @@ def make_server() -> Server:
     def weather(city: str) -> Weather:
         return Weather(21.5, f"sunny in {city}")
 
-    @server.tool()
-    def totals(a: int, b: int) -> Totals:
-        return {"sum": a + b, "product": a * b}
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        return a + b
+    add_arithmetic_tools(server)
 
     @server.tool()
     def names() -> list[str]:

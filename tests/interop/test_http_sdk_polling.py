@@ -8,20 +8,18 @@ gets the progress and the result sent meanwhile (V1125-12..17).
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 from mcp.client import Client as SdkClient
-from mcp.client.streamable_http import streamable_http_client
 
 from mcp_sync import Context, Server
 from mcp_sync.transports.http_server import serve_http
 from tests.conftest import schema_errors
-from tests.interop.test_official_sdk import _RecordingReader, _RecordingWriter, _Traffic
+from tests.interop.test_http_sdk_client import _recorded_http
+from tests.interop.test_official_sdk import _Traffic
 
 pytestmark = pytest.mark.interop
 
@@ -60,13 +58,6 @@ def _server(resumes: _Resumes) -> Server:
         return "done" if resumed else "never resumed"
 
     return server
-
-
-@contextlib.asynccontextmanager
-async def _recorded_http(url: str, traffic: _Traffic) -> AsyncIterator[tuple[Any, Any]]:
-    async with streamable_http_client(url) as (read_stream, write_stream):
-        yield (_RecordingReader(read_stream, traffic.received),
-               _RecordingWriter(write_stream, traffic.sent))
 
 
 async def _drive(url: str, hang_up: bool) -> dict[str, Any]:
