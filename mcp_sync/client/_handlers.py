@@ -153,14 +153,12 @@ class ClientHandlers:
 
     def capabilities(self) -> types.ClientCapabilities:
         """The capabilities to declare in ``initialize`` (CAPS-4, ROOTS-1, SAMPLING-1)."""
-        extra: dict[str, Any] = {}
-        if self.elicitation_handler is not None:  # V1125-34
-            extra["elicitation"] = {mode: {} for mode in sorted(self.elicitation_modes)}
         return types.ClientCapabilities(
             roots=types.RootsCapability(list_changed=True) if self.offers_roots else None,
             sampling=(dict(self.sampling_capabilities)
                       if self.sampling_handler is not None else None),
-            **({"extra": extra} if extra else {}),
+            elicitation=({mode: {} for mode in sorted(self.elicitation_modes)}  # V1125-34
+                         if self.elicitation_handler is not None else None),
         )
 
     def served_methods(self) -> tuple[str, ...]:

@@ -212,6 +212,9 @@ class ClientCapabilities(Model):
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
     sampling: dict[str, Any] | None = None
+    #: 2025-06-18; from 2025-11-25 its members name the modes (``form``, ``url``), and
+    #: ``{}`` means form only.
+    elicitation: dict[str, Any] | None = None
     extra: Mapping[str, Any] = NO_EXTRA
 
 

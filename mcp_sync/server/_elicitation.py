@@ -29,6 +29,7 @@ from ..protocol._versions import VersionProfile
 from ._schema import _build, _is_typeddict
 
 if TYPE_CHECKING:
+    from .. import types
     from ._connection import ServerConnection
 
 __all__ = ["client_modes", "elicit_form", "elicit_url", "requested_schema"]
@@ -36,13 +37,11 @@ __all__ = ["client_modes", "elicit_form", "elicit_url", "requested_schema"]
 _Maker = Callable[[dict[str, Any]], Any]
 
 
-def client_modes(capabilities: Any) -> frozenset[str]:
+def client_modes(capabilities: types.ClientCapabilities | None) -> frozenset[str]:
     """The elicitation modes a client declared; ``{}`` is form only (V1125-34)."""
     if capabilities is None:
         return frozenset()
-    declared = getattr(capabilities, "elicitation", None)
-    if declared is None:
-        declared = capabilities.extra.get("elicitation")
+    declared = capabilities.elicitation
     if not isinstance(declared, Mapping):
         return frozenset()
     modes = frozenset(mode for mode in ("form", "url") if mode in declared)
