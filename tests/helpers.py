@@ -4,11 +4,13 @@ transport, fake servers that answer from a script, and closing what a fixture ma
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from mcp_sync.errors import RpcError
@@ -387,3 +389,16 @@ def add_arithmetic_tools(server: Server) -> None:
     @server.tool()
     def add(a: int, b: int) -> int:
         return a + b
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def load_module(path: Path, name: str | None = None) -> ModuleType:
+    """The Python file at ``path`` loaded as a module, as a user running it would have it
+    (the examples folder is no package)."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

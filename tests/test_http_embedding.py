@@ -13,7 +13,6 @@ still answer, because GET streams are bounded (HTTP-18: the others get 405).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import socket
 import subprocess
@@ -31,18 +30,14 @@ from werkzeug.serving import make_server
 
 from mcp_sync import Client
 from tests.conftest import EXAMPLES
+from tests.helpers import load_module
 
 DJANGO_PROJECT = EXAMPLES / "django_project"
 TIMEOUT = (5, 20)
 
 
 def load_flask_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("flask_app_example",
-                                                  EXAMPLES / "flask_app.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(EXAMPLES / "flask_app.py", "flask_app_example")
 
 
 @contextlib.contextmanager

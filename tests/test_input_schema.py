@@ -11,7 +11,7 @@ import pytest
 from mcp_sync import Client, Context, Server
 from mcp_sync.errors import InvalidParams, ToolOutputError
 from mcp_sync.testing import open_client
-from tests.helpers import ScriptedServer
+from tests.helpers import EXAMPLES, ScriptedServer, load_module
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -19,22 +19,9 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 #: Every 2020-12 feature a derived schema never has: $schema, $defs with $anchor, $ref,
-#: allOf/anyOf, if/then/else and additionalProperties.
-CONTACT = {
-    "$schema": DRAFT_2020_12,
-    "type": "object",
-    "$defs": {"address": {"$anchor": "addressDef", "type": "object",
-                          "properties": {"street": {"type": "string"},
-                                         "city": {"type": "string"}}}},
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
-                   "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-                   "phone": {"type": "string"}, "email": {"type": "string"}},
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-    "additionalProperties": False,
-}
+#: allOf/anyOf, if/then/else and additionalProperties (the conformance suite's schema).
+CONTACT: dict[str, Any] = load_module(
+    EXAMPLES / "conformance_server.py").JSON_SCHEMA_2020_12
 
 
 def contact_server() -> tuple[Server, list[dict[str, Any]]]:

@@ -10,7 +10,6 @@ client to try to reconnect; the new connection starts with ``initialize``
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import logging
 import os
 import signal
@@ -30,6 +29,7 @@ from mcp_sync.transports.base import Transport
 from mcp_sync.transports.http_server import serve_http
 from mcp_sync.transports.memory import memory_pair
 from tests.conftest import EXAMPLES, HERE, _children
+from tests.helpers import load_module
 from tests.http_server_helpers import Gate, make_server
 
 FAULT_SERVER = [sys.executable, str(HERE / "servers" / "fault_server.py")]
@@ -377,11 +377,7 @@ def test_the_flask_client_example_answers_again_after_its_server_died(
         losses: Losses) -> None:
     """examples/flask_client.py: one client per process, made at the first request; when
     its server is killed, the next request is served by a new one."""
-    spec = importlib.util.spec_from_file_location("flask_client_example",
-                                                  EXAMPLES / "flask_client.py")
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_module(EXAMPLES / "flask_client.py", "flask_client_example")
     before = _children()
     web = example.create_app().test_client()
     client = None
