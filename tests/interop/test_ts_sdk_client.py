@@ -1,9 +1,10 @@
 """The official TypeScript SDK's client against examples/everything_server.py, over stdio
 (the client spawns the server) and over Streamable HTTP (the server's ``--http`` mode on a
-free port): it negotiates 2025-11-25 and uses the tools ``structured``, ``ask`` and
-``link`` (tests/interop/ts/client.mjs). The SDK's client offers only its newest revision;
-the older-version checks have client.mjs rewrite its initialize request to offer
-2025-03-26, and the SDK's client accepts the server's answer on its own.
+free port, answering POSTs with event streams, or with JSON): it negotiates 2025-11-25 and
+uses the tools ``structured``, ``ask`` and ``link`` (tests/interop/ts/client.mjs). The
+SDK's client offers only its newest revision; the older-version checks have client.mjs
+rewrite its initialize request to offer 2025-03-26, and the SDK's client accepts the
+server's answer on its own.
 """
 
 from __future__ import annotations
@@ -23,15 +24,24 @@ NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}},
                "required": ["name"]}
 
 
+#: The server's command-line flags for each way of serving HTTP tested here.
+HTTP_FLAGS = {
+    "http": [],
+    # POSTs answered with JSON: the elicitation request travels on the GET stream the
+    # SDK's client opens.
+    "http-json": ["--json-response"],
+}
+
+
 def _drive(transport: str, *options: str) -> dict[str, Any]:
     """client.mjs's report of a whole run against the everything server."""
     if transport == "stdio":
         return run_ts_client(*options, "stdio", sys.executable, str(EVERYTHING_SERVER))
-    with http_child([]) as child:
+    with http_child(HTTP_FLAGS[transport]) as child:
         return run_ts_client(*options, "http", child.url)
 
 
-@pytest.fixture(scope="module", params=["stdio", "http"])
+@pytest.fixture(scope="module", params=["stdio", *HTTP_FLAGS])
 def report(request: pytest.FixtureRequest) -> dict[str, Any]:
     # One run per transport serves every test below; it ends, children and all, before
     # the first of them starts.
