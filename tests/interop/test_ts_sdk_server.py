@@ -1,20 +1,27 @@
 """Our client against a server made with the official TypeScript SDK's McpServer
 (tests/interop/ts/server.mjs), over stdio and over Streamable HTTP: it negotiates
 2025-11-25, reads the SDK tool's structured output, and answers the SDK server's
-``elicitInput`` with its elicitation_handler, whether the request comes inside the
-tools/call or (over HTTP) on the session's GET stream.
+``elicitInput`` (form and URL mode) with its elicitation_handler, whether the request
+comes inside the tools/call or (over HTTP) on the session's GET stream.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import queue
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from mcp_sync import Client, ElicitationRequest, ElicitationResult, types
+from mcp_sync import (
+    Client,
+    ElicitationRequest,
+    ElicitationResult,
+    UrlElicitationRequired,
+    types,
+)
 from tests.interop.ts_sdk import NODE, TS_DIR, TsHttpServer, requires_ts_sdk
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60), requires_ts_sdk]
@@ -25,16 +32,18 @@ Handler = Callable[[ElicitationRequest], ElicitationResult[Any]]
 
 
 @contextlib.contextmanager
-def _connected(transport: str, handler: Handler | None = None) -> Iterator[Client]:
+def _connected(transport: str, handler: Handler | None = None,
+               **options: Any) -> Iterator[Client]:
     if transport == "stdio":
         with Client.stdio([str(NODE), str(TS_DIR / "server.mjs"), "stdio"],
-                          elicitation_handler=handler, timeout=CALL_TIMEOUT) as client:
+                          elicitation_handler=handler, timeout=CALL_TIMEOUT,
+                          **options) as client:
             yield client
         return
     server = TsHttpServer()
     try:
-        with Client.http(server.url, elicitation_handler=handler,
-                         timeout=CALL_TIMEOUT) as client:
+        with Client.http(server.url, elicitation_handler=handler, timeout=CALL_TIMEOUT,
+                         **options) as client:
             yield client
     finally:
         server.stop()
@@ -103,6 +112,33 @@ def test_elicitation_from_an_sdk_server_v0618_29_31(transport: str, action: str)
         assert request.defaults == {"newsletter": False}
         assert request.server_info is not None
         assert request.server_info.name == "ts-sdk-server"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_url_elicitation_from_an_sdk_server_v1125_40_43(transport: str) -> None:
+    """V1125-40/41/42: the SDK server's URL-mode elicitInput reaches our handler with the
+    URL's host and the elicitation id, and its completion notice reaches
+    on_elicitation_complete. V1125-43: its -32042 error (UrlElicitationRequiredError) is
+    raised as UrlElicitationRequired, listing what to complete."""
+    seen: list[ElicitationRequest] = []
+    completed: queue.SimpleQueue[str] = queue.SimpleQueue()
+
+    def handler(request: ElicitationRequest) -> ElicitationResult[Any]:
+        seen.append(request)
+        return request.accept()
+
+    with _connected(transport, handler, elicitation_modes=("form", "url"),
+                    on_elicitation_complete=completed.put) as client:
+        assert _text(client.call_tool("connect")) == "accept"
+        assert completed.get(timeout=CALL_TIMEOUT) == "e-1"
+        with pytest.raises(UrlElicitationRequired) as caught:
+            client.call_tool("locked")
+    (request,) = seen
+    assert (request.mode, request.message, request.url_host, request.elicitation_id) == (
+        "url", "Connect your account", "example.com", "e-1")
+    assert caught.value.elicitations == [{
+        "mode": "url", "message": "Authorise first", "url": "https://example.com/auth",
+        "elicitationId": "e-2"}]
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

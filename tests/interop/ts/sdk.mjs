@@ -17,7 +17,7 @@ export const { McpServer } = await load('@modelcontextprotocol/sdk/dist/esm/serv
 export const { StdioServerTransport } = await load('@modelcontextprotocol/sdk/dist/esm/server/stdio.js');
 export const { StreamableHTTPServerTransport } = await load(
     '@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js');
-export const { ElicitRequestSchema, LATEST_PROTOCOL_VERSION } = await load(
+export const { ElicitRequestSchema, LATEST_PROTOCOL_VERSION, UrlElicitationRequiredError } = await load(
     '@modelcontextprotocol/sdk/dist/esm/types.js');
 export const { z } = await load('zod/index.js');
 

@@ -13,12 +13,17 @@
 //                      session's GET stream, as the SDK sends requests that name no
 //                      related request
 //   ask_inline         the same, sent as part of the tools/call (over HTTP, on its stream)
+//   connect            asks the user to open https://example.com/connect (URL elicitation
+//                      e-1); once accepted, tells the client it completed; answers with
+//                      the action
+//   locked             fails with -32042: the URL elicitation e-2 must be completed first
 //   client             the client's capabilities and clientInfo, as JSON text
 
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 
-import { McpServer, StdioServerTransport, StreamableHTTPServerTransport, z } from './sdk.mjs';
+import { McpServer, StdioServerTransport, StreamableHTTPServerTransport,
+         UrlElicitationRequiredError, z } from './sdk.mjs';
 
 const server = new McpServer({ name: 'ts-sdk-server', version: '1.0.0' });
 
@@ -56,6 +61,22 @@ async function ask(options) {
 server.registerTool('ask', { title: 'Ask for a name' }, async () => ask());
 server.registerTool('ask_inline', { title: 'Ask for a name, inline' },
                     async (extra) => ask({ relatedRequestId: extra.requestId }));
+server.registerTool('connect', { title: 'Connect an account' }, async () => {
+    const answer = await server.server.elicitInput({
+        mode: 'url', message: 'Connect your account', url: 'https://example.com/connect',
+        elicitationId: 'e-1',
+    });
+    if (answer.action === 'accept') {
+        await server.server.createElicitationCompletionNotifier('e-1')();
+    }
+    return { content: [{ type: 'text', text: answer.action }] };
+});
+server.registerTool('locked', { title: 'Needs authorisation' }, async () => {
+    throw new UrlElicitationRequiredError([{
+        mode: 'url', message: 'Authorise first', url: 'https://example.com/auth',
+        elicitationId: 'e-2',
+    }]);
+});
 server.registerTool('client', { title: 'The client' }, async () => ({
     content: [{ type: 'text', text: JSON.stringify({
         capabilities: server.server.getClientCapabilities(),
