@@ -8,6 +8,10 @@ from ..server.http._entry import LOOPBACK_HOSTS as LOOPBACK_HOSTS
 from ..server.http._entry import EventStore as EventStore
 from ..server.http._entry import HttpServerHandle as HttpServerHandle
 from ..server.http._entry import MemoryEventStore as MemoryEventStore
+from ..server.http._entry import MemorySessionStore as MemorySessionStore
+from ..server.http._entry import SessionRecord as SessionRecord
+from ..server.http._entry import SessionStore as SessionStore
+from ..server.http._entry import SessionStoreError as SessionStoreError
 from ..server.http._entry import StoredEvent as StoredEvent
 from ..server.http._entry import StreamableHttpApp as StreamableHttpApp
 from ..server.http._entry import TokenVerifier as TokenVerifier
@@ -21,6 +25,10 @@ __all__ = [
     "EventStore",
     "HttpServerHandle",
     "MemoryEventStore",
+    "MemorySessionStore",
+    "SessionRecord",
+    "SessionStore",
+    "SessionStoreError",
     "StoredEvent",
     "StreamableHttpApp",
     "TokenVerifier",

@@ -22,6 +22,7 @@ from ._app import StreamableHttpApp, TokenVerifier
 from ._checks import DEFAULT_ALLOWED_ORIGINS, LOOPBACK_HOSTS
 from ._event_store import EventStore, MemoryEventStore, StoredEvent
 from ._serving import HttpServerHandle, start_server
+from ._store import MemorySessionStore, SessionRecord, SessionStore, SessionStoreError
 
 if TYPE_CHECKING:
     from .._server import Server
@@ -32,6 +33,10 @@ __all__ = [
     "EventStore",
     "HttpServerHandle",
     "MemoryEventStore",
+    "MemorySessionStore",
+    "SessionRecord",
+    "SessionStore",
+    "SessionStoreError",
     "StoredEvent",
     "StreamableHttpApp",
     "TokenVerifier",
@@ -93,6 +98,13 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
               503.
             * ``event_store`` (a :class:`MemoryEventStore`): keeps sent events so that
               a client can resume a dropped stream with ``Last-Event-ID``.
+            * ``session_store`` (None): a :class:`SessionStore` shared with the other
+              processes serving the same sessions (:class:`RedisSessionStore` across
+              processes and hosts, :class:`MemorySessionStore` within one): any of them
+              then serves any request of any session, so a load balancer needs no
+              affinity (see docs/http.md, "Scaling out"). Its own event store is used;
+              do not give ``event_store`` too. None keeps each session in the process
+              that started it.
             * ``sse_poll_after`` (None): in sessions negotiated at 2025-11-25, end an
               SSE response still open after this many seconds, ``retry:`` last; the
               client comes back with GET and ``Last-Event-ID`` for the rest, which
