@@ -9,6 +9,8 @@ from ..server.http._entry import EventStore as EventStore
 from ..server.http._entry import HttpServerHandle as HttpServerHandle
 from ..server.http._entry import MemoryEventStore as MemoryEventStore
 from ..server.http._entry import MemorySessionStore as MemorySessionStore
+from ..server.http._entry import RedisEventStore as RedisEventStore
+from ..server.http._entry import RedisSessionStore as RedisSessionStore
 from ..server.http._entry import SessionRecord as SessionRecord
 from ..server.http._entry import SessionStore as SessionStore
 from ..server.http._entry import SessionStoreError as SessionStoreError
@@ -18,6 +20,7 @@ from ..server.http._entry import TokenVerifier as TokenVerifier
 from ..server.http._entry import make_wsgi_app as make_wsgi_app
 from ..server.http._entry import run_http as run_http
 from ..server.http._entry import serve_http as serve_http
+from ..server.http._entry import session_store_from_env as session_store_from_env
 
 __all__ = [
     "DEFAULT_ALLOWED_ORIGINS",
@@ -26,6 +29,8 @@ __all__ = [
     "HttpServerHandle",
     "MemoryEventStore",
     "MemorySessionStore",
+    "RedisEventStore",
+    "RedisSessionStore",
     "SessionRecord",
     "SessionStore",
     "SessionStoreError",
@@ -35,4 +40,5 @@ __all__ = [
     "make_wsgi_app",
     "run_http",
     "serve_http",
+    "session_store_from_env",
 ]

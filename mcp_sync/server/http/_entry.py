@@ -21,8 +21,15 @@ from .._process import settle_startup_objects
 from ._app import StreamableHttpApp, TokenVerifier
 from ._checks import DEFAULT_ALLOWED_ORIGINS, LOOPBACK_HOSTS
 from ._event_store import EventStore, MemoryEventStore, StoredEvent
+from ._redis_store import RedisEventStore, RedisSessionStore
 from ._serving import HttpServerHandle, start_server
-from ._store import MemorySessionStore, SessionRecord, SessionStore, SessionStoreError
+from ._store import (
+    MemorySessionStore,
+    SessionRecord,
+    SessionStore,
+    SessionStoreError,
+    session_store_from_env,
+)
 
 if TYPE_CHECKING:
     from .._server import Server
@@ -34,6 +41,8 @@ __all__ = [
     "HttpServerHandle",
     "MemoryEventStore",
     "MemorySessionStore",
+    "RedisEventStore",
+    "RedisSessionStore",
     "SessionRecord",
     "SessionStore",
     "SessionStoreError",
@@ -43,6 +52,7 @@ __all__ = [
     "make_wsgi_app",
     "run_http",
     "serve_http",
+    "session_store_from_env",
 ]
 
 
