@@ -9,6 +9,7 @@ test sees that one session was served by several processes.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import selectors
@@ -26,7 +27,7 @@ import requests
 from mcp_sync import Server
 from mcp_sync.transports.http_server import HttpServerHandle, serve_http
 
-__all__ = ["RedisServer", "RoundRobinProxy", "free_port", "redis_server", "serve_proxy"]
+__all__ = ["Gunicorn", "RedisServer", "RoundRobinProxy", "free_port", "redis_server", "serve_proxy"]
 
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te",
                "trailer", "upgrade", "proxy-connection"}
@@ -171,3 +172,59 @@ def redis_server() -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+class Gunicorn:
+    """``examples/everything_server.py``'s ``app`` under gunicorn (``workers`` processes,
+    threaded), keeping its sessions in the Redis at ``store_url``; in a process group of
+    its own so that :meth:`kill` takes its workers with it."""
+
+    def __init__(self, store_url: str, workers: int = 2) -> None:
+        import sys
+
+        from tests.helpers import EXAMPLES
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--chdir", str(EXAMPLES), "-b",
+             f"127.0.0.1:{self.port}", "-w", str(workers), "-k", "gthread", "--threads", "8",
+             "--graceful-timeout", "2", "--timeout", "60", "everything_server:app"],
+            env={**os.environ, "MCP_SYNC_STORE": store_url}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, start_new_session=True)
+        self.log: list[str] = []
+        self._listening = threading.Event()
+        self._reader = threading.Thread(target=self._read_log, name="gunicorn-log")
+        self._reader.start()
+        if not self._listening.wait(30):
+            self.kill()
+            raise RuntimeError("gunicorn did not start:\n" + "".join(self.log))
+
+    def _read_log(self) -> None:
+        assert self.process.stderr is not None
+        for line in iter(self.process.stderr.readline, b""):
+            self.log.append(line.decode(errors="replace"))
+            if b"Listening at:" in line:
+                self._listening.set()
+        self._listening.set()  # it ended: whoever waits learns it at once
+
+    def kill(self) -> None:
+        """End the master and its workers at once (a crashed host) and reap them."""
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self._reap()
+
+    def stop(self) -> None:
+        """Stop gracefully (SIGTERM), killing what is left after a few seconds."""
+        self.process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(15)
+        self.kill()
+
+    def _reap(self) -> None:
+        self.process.wait(15)
+        self._reader.join(15)
+        if self.process.stderr is not None:
+            self.process.stderr.close()

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+import requests
 
 from mcp_sync import Client, types
 from mcp_sync.transports.http_server import (
@@ -23,7 +24,14 @@ from mcp_sync.transports.http_server import (
     session_store_from_env,
 )
 from tests.helpers import EXAMPLES, load_module
-from tests.http_server_helpers import WsgiPeer, call, parse_sse
+from tests.http_server_helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    WsgiPeer,
+    call,
+    parse_sse,
+    read_events,
+)
 from tests.scaleout_helpers import RedisServer, RoundRobinProxy, free_port, serve_proxy
 from tests.scaleout_helpers import redis_server as redis_server  # the fixture
 
@@ -193,3 +201,36 @@ def _text(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
+
+
+def test_a_message_for_the_get_stream_reaches_the_host_holding_it_http_19(
+        redis_server: RedisServer) -> None:
+    servers = [everything.make_server(), everything.make_server()]
+    with ExitStack() as stack:
+        urls = []
+        for server in servers:
+            store = RedisSessionStore.from_url(redis_server.url)
+            stack.callback(store.close)
+            urls.append(stack.enter_context(serve_http(server, session_store=store)).url)
+        headers = {"Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json"}
+        started = requests.post(urls[0], json=INITIALIZE, headers=headers, timeout=10)
+        headers["Mcp-Session-Id"] = started.headers["Mcp-Session-Id"]
+        requests.post(urls[0], json=INITIALIZED, headers=headers, timeout=10)
+        stream = stack.enter_context(requests.get(urls[0], stream=True, timeout=(5, 20),
+                                                  headers={**headers,
+                                                           "Accept": "text/event-stream"}))
+        assert stream.status_code == 200
+        subscribed = requests.post(urls[1], json=call(2, "resources/subscribe",
+                                                      {"uri": "static://hello"}),
+                                   headers=headers, timeout=10)
+        assert subscribed.status_code == 200
+        # The second server has the session's only subscriber; the GET stream is on the
+        # first. The notification crosses over (HTTP-19: unrelated messages on the GET).
+        assert servers[1].notify_resource_updated("static://hello") == 1
+        for event in read_events(stream):
+            if event.data:
+                assert json.loads(event.data) == {
+                    "jsonrpc": "2.0", "method": "notifications/resources/updated",
+                    "params": {"uri": "static://hello"}}
+                break

@@ -21,14 +21,13 @@ from .._process import settle_startup_objects
 from ._app import StreamableHttpApp, TokenVerifier
 from ._checks import DEFAULT_ALLOWED_ORIGINS, LOOPBACK_HOSTS
 from ._event_store import EventStore, MemoryEventStore, StoredEvent
-from ._redis_store import RedisEventStore, RedisSessionStore
+from ._redis_store import RedisEventStore, RedisSessionStore, session_store_from_env
 from ._serving import HttpServerHandle, start_server
 from ._store import (
     MemorySessionStore,
     SessionRecord,
     SessionStore,
     SessionStoreError,
-    session_store_from_env,
 )
 
 if TYPE_CHECKING:

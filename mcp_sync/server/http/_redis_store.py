@@ -32,7 +32,10 @@ from ._store import Deliver, SessionRecord, SessionStore, SessionStoreError
 if TYPE_CHECKING:
     import redis
 
-__all__ = ["RedisEventStore", "RedisSessionStore"]
+__all__ = ["STORE_VARIABLE", "RedisEventStore", "RedisSessionStore", "session_store_from_env"]
+
+#: The environment variable :func:`session_store_from_env` reads.
+STORE_VARIABLE = "MCP_SYNC_STORE"
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -266,3 +269,23 @@ class RedisSessionStore(SessionStore):
             finally:
                 with contextlib.suppress(redis.RedisError):
                     pubsub.close()
+
+
+def session_store_from_env(variable: str = STORE_VARIABLE) -> SessionStore | None:
+    """The session store named by an environment variable, None if it is unset or empty.
+
+    ``MCP_SYNC_STORE=redis://HOST:PORT/DB`` (or ``rediss://``, ``unix://``) gives a
+    :class:`RedisSessionStore` on that database.
+
+    Raises:
+        ValueError: the variable names no store this library knows.
+        ImportError: it names Redis and redis-py is not installed.
+    """
+    import os
+
+    url = os.environ.get(variable, "").strip()
+    if not url:
+        return None
+    if url.split(":", 1)[0] in ("redis", "rediss", "unix"):
+        return RedisSessionStore.from_url(url)
+    raise ValueError(f"{variable}={url!r}: expected redis://HOST:PORT/DB")

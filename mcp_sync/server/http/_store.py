@@ -33,10 +33,7 @@ from ...protocol._jsonrpc import RequestId
 from ._event_store import EventStore, MemoryEventStore
 
 __all__ = ["MemorySessionStore", "Relay", "SessionRecord", "SessionStore",
-           "SessionStoreError", "session_store_from_env"]
-
-#: The environment variable :func:`session_store_from_env` reads.
-STORE_VARIABLE = "MCP_SYNC_STORE"
+           "SessionStoreError"]
 
 #: Called with the session id and payload of each message sent to this process.
 Deliver = Callable[[str, bytes], None]
@@ -266,24 +263,3 @@ class MemorySessionStore(SessionStore):
         deliver(session_id, payload)
         return True
 
-
-def session_store_from_env(variable: str = STORE_VARIABLE) -> SessionStore | None:
-    """The session store named by an environment variable, None if it is unset or empty.
-
-    ``MCP_SYNC_STORE=redis://HOST:PORT/DB`` (or ``rediss://``, ``unix://``) gives a
-    :class:`~mcp_sync.server.http._redis_store.RedisSessionStore` on that database.
-
-    Raises:
-        ValueError: the variable names no store this library knows.
-        ImportError: it names Redis and redis-py is not installed.
-    """
-    import os
-
-    url = os.environ.get(variable, "").strip()
-    if not url:
-        return None
-    if url.split(":", 1)[0] in ("redis", "rediss", "unix"):
-        from ._redis_store import RedisSessionStore
-
-        return RedisSessionStore.from_url(url)
-    raise ValueError(f"{variable}={url!r}: expected redis://HOST:PORT/DB")
