@@ -130,7 +130,10 @@ def test_the_record_holds_what_any_process_needs() -> None:
     assert INITIALIZED["method"] == "notifications/initialized"
 
 
-def test_event_store_and_session_store_are_not_both_given() -> None:
-    with pytest.raises(ValueError, match="not both"):
+def test_a_session_store_comes_alone_and_with_sessions() -> None:
+    with pytest.raises(ValueError, match="without event_store"):
         everything.make_server().wsgi_app(session_store=MemorySessionStore(),
                                           event_store=MemorySessionStore().event_store)
+    with pytest.raises(ValueError, match="stateless"):
+        everything.make_server().wsgi_app(session_store=MemorySessionStore(),
+                                          stateless=True)

@@ -10,7 +10,8 @@ whose streams become the SSE or JSON answers. With ``legacy_sse`` the two paths 
 old HTTP+SSE transport pass the same path, shutdown, ``Host`` and ``Origin`` gates and
 are then handed to :class:`~mcp_sync.server.http._legacy_sse.LegacySseEndpoints`. GET and
 DELETE are served by :mod:`mcp_sync.server.http._get`, answers built without werkzeug
-by :mod:`mcp_sync.server.http._answer`.
+by :mod:`mcp_sync.server.http._answer`. With a session store, sessions are shared with
+the other processes using it through :mod:`mcp_sync.server.http._shared`.
 """
 
 from __future__ import annotations
@@ -144,8 +145,9 @@ class StreamableHttpApp(GetAndDelete):
         if wsgi_threads is not None:
             self._check_host_threads(wsgi_threads, "wsgi_threads")
         self.max_sessions = max_sessions
-        if session_store is not None and event_store is not None:
-            raise ValueError("give event_store or session_store (which has its own), not both")
+        if session_store is not None and (event_store is not None or stateless):
+            raise ValueError("a session_store has its own event store and needs sessions: "
+                             "give it without event_store, not in stateless mode")
         self._shared = None if session_store is None else SharedSessions(self, session_store)
         self.event_store: EventStore = (
             event_store if event_store is not None else MemoryEventStore()
@@ -497,7 +499,13 @@ class StreamableHttpApp(GetAndDelete):
                     self._sessions[session_id] = session
                     self._start_sweeper()
             if registered and self._shared is not None:
-                self._shared.started(session)
+                try:
+                    self._shared.started(session)
+                except BaseException:
+                    with self._lock:
+                        self._sessions.pop(session_id, None)
+                    self._end_session(session, everywhere=False)
+                    raise
         finally:
             with self._lock:
                 self._starting -= 1
