@@ -62,6 +62,13 @@ def test_records_claims_counters_and_events_round_trip(store: RedisSessionStore)
     assert store.load("s1") is None
     store.claim("get:s1", "p1", 60)
     assert store.holder("get:s1") == "p1" and store.holder("get:s2") is None
+    store.release("get:s1", "p2")  # not its claim
+    assert store.holder("get:s1") == "p1"
+    store.release("get:s1", "p1")
+    assert store.holder("get:s1") is None
+    for n in range(4):
+        store.hold("s1", b"%d" % n, limit=3)
+    assert store.take_held("s1") == [b"1", b"2", b"3"] and store.take_held("s1") == []
     assert [store.counter("ids:s1") for _ in range(3)] == [1, 2, 3]
     events = store.event_store
     for seq in (1, 2, 3):
@@ -203,8 +210,11 @@ def _text(result: types.CallToolResult) -> str:
     return block.text
 
 
+@pytest.mark.parametrize("get_first", [True, False])
 def test_a_message_for_the_get_stream_reaches_the_host_holding_it_http_19(
-        redis_server: RedisServer) -> None:
+        redis_server: RedisServer, get_first: bool) -> None:
+    """Sent while the GET stream is open on the other host, or while none is open: then
+    it waits in the store for the next one."""
     servers = [everything.make_server(), everything.make_server()]
     with ExitStack() as stack:
         urls = []
@@ -217,10 +227,15 @@ def test_a_message_for_the_get_stream_reaches_the_host_holding_it_http_19(
         started = requests.post(urls[0], json=INITIALIZE, headers=headers, timeout=10)
         headers["Mcp-Session-Id"] = started.headers["Mcp-Session-Id"]
         requests.post(urls[0], json=INITIALIZED, headers=headers, timeout=10)
-        stream = stack.enter_context(requests.get(urls[0], stream=True, timeout=(5, 20),
-                                                  headers={**headers,
-                                                           "Accept": "text/event-stream"}))
-        assert stream.status_code == 200
+
+        def open_stream() -> requests.Response:
+            stream = stack.enter_context(requests.get(
+                urls[0], stream=True, timeout=(5, 20),
+                headers={**headers, "Accept": "text/event-stream"}))
+            assert stream.status_code == 200
+            return stream
+
+        stream = open_stream() if get_first else None
         subscribed = requests.post(urls[1], json=call(2, "resources/subscribe",
                                                       {"uri": "static://hello"}),
                                    headers=headers, timeout=10)
@@ -228,7 +243,7 @@ def test_a_message_for_the_get_stream_reaches_the_host_holding_it_http_19(
         # The second server has the session's only subscriber; the GET stream is on the
         # first. The notification crosses over (HTTP-19: unrelated messages on the GET).
         assert servers[1].notify_resource_updated("static://hello") == 1
-        for event in read_events(stream):
+        for event in read_events(stream or open_stream()):
             if event.data:
                 assert json.loads(event.data) == {
                     "jsonrpc": "2.0", "method": "notifications/resources/updated",

@@ -91,6 +91,8 @@ class GetAndDelete:
         def release(finished: bool) -> None:
             self.release_get_stream()
             self._leave(session, abandoned=not finished)
+            if self._shared is not None:
+                self._shared.dropped_get_stream(session)
 
         try:
             if resume_from is not None:

@@ -8,7 +8,7 @@ Keys, all under one prefix (``mcp_sync:`` by default):
 * ``e:<session>:<stream>``: a list of ``"<seq> <json>"`` events, the newest
   ``max_events_per_stream``, and ``es:<session>``: the set of its streams;
 * ``c:<key>``: a claim (the process holding a GET stream, awaiting an answer);
-  ``n:<key>``: a counter;
+  ``n:<key>``: a counter; ``h:<session>``: messages held for the next GET stream;
 * channel ``to:<process>``: messages for one process, ``<session>\\n<payload>``.
 
 Every call has a socket timeout; a Redis that cannot be reached raises
@@ -43,6 +43,9 @@ log = logging.getLogger("mcp_sync.http.server")
 _POLL = 0.5
 #: How long a listener waits before it reconnects to a Redis that went away.
 _RECONNECT = 1.0
+#: Deletes a claim only if it is still the caller's.
+_RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
+            "return redis.call('del', KEYS[1]) end return 0")
 
 
 @contextlib.contextmanager
@@ -197,7 +200,11 @@ class RedisSessionStore(SessionStore):
 
     def end(self, session_id: str) -> bool:
         with _translated("end a session"):
-            return bool(self.client.delete(self._key(session_id)))
+            pipe = self.client.pipeline(transaction=False)
+            pipe.delete(self._key(session_id))
+            pipe.delete(f"{self.prefix}h:{session_id}")
+            ended, _ = pipe.execute()
+        return bool(ended)
 
     def claim(self, key: str, process: str, ttl: float) -> None:
         with _translated("claim"):
@@ -207,6 +214,28 @@ class RedisSessionStore(SessionStore):
         with _translated("read a claim"):
             raw = self.client.get(f"{self.prefix}c:{key}")
         return None if raw is None else raw.decode()  # type: ignore[union-attr]
+
+    def release(self, key: str, process: str) -> None:
+        with _translated("release a claim"):
+            self.client.eval(_RELEASE, 1, f"{self.prefix}c:{key}", process)
+
+    def hold(self, session_id: str, payload: bytes, limit: int) -> None:
+        key = f"{self.prefix}h:{session_id}"
+        with _translated("keep a message"):
+            pipe = self.client.pipeline(transaction=False)
+            pipe.rpush(key, payload)
+            pipe.ltrim(key, -limit, -1)
+            pipe.pexpire(key, _ms(self._events.ttl))
+            pipe.execute()
+
+    def take_held(self, session_id: str) -> list[bytes]:
+        key = f"{self.prefix}h:{session_id}"
+        with _translated("take kept messages"):
+            pipe = self.client.pipeline(transaction=True)
+            pipe.lrange(key, 0, -1)
+            pipe.delete(key)
+            held, _ = pipe.execute()
+        return list(held)
 
     def counter(self, key: str) -> int:
         with _translated("count"):

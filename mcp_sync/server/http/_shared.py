@@ -38,7 +38,7 @@ from ...protocol._jsonrpc import (
     encode,
 )
 from ...transports._decode import decode_frame
-from ._session import SessionTransport
+from ._session import MAX_QUEUED_EVENTS, SessionTransport
 from ._store import SessionRecord, SessionStore
 
 if TYPE_CHECKING:
@@ -87,9 +87,12 @@ class SharedSessions:
 
     def forward(self, session_id: str, data: bytes) -> bool:
         holder = self.store.holder(f"get:{session_id}")
-        if holder is None or holder == self.process:
+        if holder == self.process:
             return False
-        return self.store.send(holder, session_id, b"w" + data)
+        if holder is None or not self.store.send(holder, session_id, b"w" + data):
+            # No GET stream anywhere: it waits for the next, on whichever process.
+            self.store.hold(session_id, data, MAX_QUEUED_EVENTS)
+        return True
 
     # --- what the application calls -------------------------------------------------------
 
@@ -204,10 +207,23 @@ class SharedSessions:
             self.store.end(session_id)
         return everywhere
 
-    def holds_get_stream(self, session: LocalSession) -> None:
-        """This process now delivers the session's GET stream: forward to it."""
+    def holds_get_stream(self, session: LocalSession, renewed: bool = False) -> None:
+        """This process now delivers the session's GET stream: messages for it come
+        here, those held in the store first."""
         ttl = self.app.get_stream_timeout or self.app.session_timeout or _REQUEST_CLAIM
         self.store.claim(f"get:{session.id}", self.process, ttl)
+        if not renewed:
+            for data in self.store.take_held(session.id):
+                session.transport.deliver(data)
+
+    def dropped_get_stream(self, session: LocalSession) -> None:
+        """A GET stream of the session ended here; unless another took its place,
+        messages for it are held in the store again."""
+        if session.transport.standalone.consumer is None:
+            try:
+                self.store.release(f"get:{session.id}", self.process)
+            except Exception:
+                log.exception("cannot release the GET stream of session %s", session.id)
 
     def route_answers(self, session: LocalSession, incoming: Incoming) -> Incoming | None:
         """Send the answers in ``incoming`` that another process waits for there; the
@@ -236,7 +252,7 @@ class SharedSessions:
                 if self.store.load(session.id) is None:
                     gone.append(session)
                 elif session.transport.standalone.consumer is not None:
-                    self.holds_get_stream(session)
+                    self.holds_get_stream(session, renewed=True)
             except Exception:
                 log.exception("cannot check session %s in the store", session.id)
         return gone

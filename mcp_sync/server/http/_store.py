@@ -153,6 +153,19 @@ class SessionStore(abc.ABC):
         """The process that claimed ``key`` last, if the claim has not expired."""
 
     @abc.abstractmethod
+    def release(self, key: str, process: str) -> None:
+        """Drop the claim on ``key`` if ``process`` still holds it."""
+
+    @abc.abstractmethod
+    def hold(self, session_id: str, payload: bytes, limit: int) -> None:
+        """Keep a message for the session's next GET stream, wherever it opens; at most
+        the newest ``limit`` are kept."""
+
+    @abc.abstractmethod
+    def take_held(self, session_id: str) -> list[bytes]:
+        """The messages kept by :meth:`hold`, oldest first, removed from the store."""
+
+    @abc.abstractmethod
     def counter(self, key: str) -> int:
         """The next value of a counter shared by every process (1, 2, ...)."""
 
@@ -191,6 +204,7 @@ class MemorySessionStore(SessionStore):
         self._records: dict[str, tuple[SessionRecord, float | None]] = {}
         self._claims: dict[str, tuple[str, float]] = {}
         self._counters: dict[str, int] = {}
+        self._held: dict[str, list[bytes]] = {}
         self._listeners: dict[str, Deliver] = {}
 
     @property
@@ -228,6 +242,7 @@ class MemorySessionStore(SessionStore):
 
     def end(self, session_id: str) -> bool:
         with self._lock:
+            self._held.pop(session_id, None)
             return self._records.pop(session_id, None) is not None
 
     def claim(self, key: str, process: str, ttl: float) -> None:
@@ -241,6 +256,21 @@ class MemorySessionStore(SessionStore):
                 self._claims.pop(key, None)
                 return None
             return claim[0]
+
+    def release(self, key: str, process: str) -> None:
+        with self._lock:
+            if self._claims.get(key, ("",))[0] == process:
+                del self._claims[key]
+
+    def hold(self, session_id: str, payload: bytes, limit: int) -> None:
+        with self._lock:
+            held = self._held.setdefault(session_id, [])
+            held.append(payload)
+            del held[:-limit]
+
+    def take_held(self, session_id: str) -> list[bytes]:
+        with self._lock:
+            return self._held.pop(session_id, [])
 
     def counter(self, key: str) -> int:
         with self._lock:
