@@ -8,16 +8,25 @@ with separate processes and Redis.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
+import requests
 
 from mcp_sync import Client, types
 from mcp_sync.transports.http_server import MemorySessionStore, SessionRecord, serve_http
 from tests.helpers import EXAMPLES, load_module
-from tests.http_server_helpers import INITIALIZE, INITIALIZED, WsgiPeer, call
+from tests.http_server_helpers import (
+    HEADERS,
+    INITIALIZE,
+    INITIALIZED,
+    WsgiPeer,
+    call,
+    read_events,
+)
 from tests.scaleout_helpers import RoundRobinProxy, serve_proxy
 
 everything = load_module(EXAMPLES / "everything_server.py", "everything_for_store")
@@ -137,3 +146,31 @@ def test_a_session_store_comes_alone_and_with_sessions() -> None:
     with pytest.raises(ValueError, match="stateless"):
         everything.make_server().wsgi_app(session_store=MemorySessionStore(),
                                           stateless=True)
+
+
+def test_a_request_to_the_client_crosses_processes_both_ways_lifecycle_6() -> None:
+    """The client's ``notifications/initialized`` and its answer to an elicitation reach
+    another application than the one running the tool: the tool is unblocked (the
+    server sends requests only once initialized, LIFECYCLE-6) and gets the answer."""
+    store = MemorySessionStore()
+    with serve_http(everything.make_server(), session_store=store) as first, \
+            serve_http(everything.make_server(), session_store=store) as second:
+        initialize = json.loads(json.dumps(INITIALIZE))
+        initialize["params"].update(protocolVersion="2025-06-18", capabilities={"elicitation": {}})
+        started = requests.post(first.url, json=initialize, headers=HEADERS, timeout=10)
+        headers = {**HEADERS, "Mcp-Session-Id": started.headers["Mcp-Session-Id"]}
+        assert requests.post(second.url, json=INITIALIZED, headers=headers,
+                             timeout=10).status_code == 202
+        with requests.post(first.url, json=call(2, "tools/call", {"name": "ask"}),
+                           headers=headers, stream=True, timeout=(5, 20)) as answer:
+            messages = (json.loads(event.data) for event in read_events(answer)
+                        if event.data)
+            asked = next(messages)
+            assert asked["method"] == "elicitation/create"
+            reply = {"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"action": "accept", "content": {"name": "Ada"}}}
+            assert requests.post(second.url, json=reply, headers=headers,
+                                 timeout=10).status_code == 202
+            result = next(messages)
+        assert result["id"] == 2
+        assert result["result"]["content"][0]["text"] == "Hello, Ada!"

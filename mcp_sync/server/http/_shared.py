@@ -20,10 +20,13 @@ byte (``w``: write to the GET stream; ``a``: an answer from the client) and the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
 from typing import TYPE_CHECKING
+
+import attrs
 
 from ... import types
 from ...errors import ConnectionClosed
@@ -33,13 +36,15 @@ from ...protocol._jsonrpc import (
     ErrorResponse,
     Incoming,
     Invalid,
+    Notification,
     RequestId,
     Response,
     encode,
 )
+from ...protocol._session import State
 from ...transports._decode import decode_frame
 from ._session import MAX_QUEUED_EVENTS, SessionTransport
-from ._store import SessionRecord, SessionStore
+from ._store import SessionRecord, SessionStore, SessionStoreError
 
 if TYPE_CHECKING:
     from .._connection import ServerConnection
@@ -86,12 +91,16 @@ class SharedSessions:
         self.store.claim(_request_key(session_id, request_id), self.process, _REQUEST_CLAIM)
 
     def forward(self, session_id: str, data: bytes) -> bool:
-        holder = self.store.holder(f"get:{session_id}")
-        if holder == self.process:
+        try:
+            holder = self.store.holder(f"get:{session_id}")
+            if holder == self.process:
+                return False
+            if holder is None or not self.store.send(holder, session_id, b"w" + data):
+                # No GET stream anywhere: it waits for the next, on whichever process.
+                self.store.hold(session_id, data, MAX_QUEUED_EVENTS)
+        except SessionStoreError as exc:
+            log.warning("keeping a message for session %s here: %s", session_id, str(exc))
             return False
-        if holder is None or not self.store.send(holder, session_id, b"w" + data):
-            # No GET stream anywhere: it waits for the next, on whichever process.
-            self.store.hold(session_id, data, MAX_QUEUED_EVENTS)
         return True
 
     # --- what the application calls -------------------------------------------------------
@@ -142,6 +151,10 @@ class SharedSessions:
                 return None
         local.record = record
         connection = local.connection
+        if record.initialized and connection.session.state is State.INITIALIZED:
+            # The client's notifications/initialized went to another process.
+            with contextlib.suppress(ConnectionClosed):
+                local.transport.feed(Notification("notifications/initialized"))
         connection.log_level = record.log_level  # type: ignore[assignment]
         for uri in connection.subscriptions - set(record.subscriptions):
             connection.unsubscribe(uri)
@@ -188,13 +201,13 @@ class SharedSessions:
         if record is None or connection.closed:
             return
         subscriptions = tuple(sorted(connection.subscriptions))
-        if connection.log_level == record.log_level and subscriptions == record.subscriptions:
+        initialized = connection.session.state is State.OPERATING
+        if (connection.log_level, subscriptions, initialized) == (
+                record.log_level, record.subscriptions, record.initialized):
             return
-        session.record = record = SessionRecord(
-            session_id=record.session_id, protocol_version=record.protocol_version,
-            client_capabilities=record.client_capabilities, client_info=record.client_info,
-            log_level=connection.log_level, subscriptions=subscriptions,
-            created=record.created, last_seen=time.time())
+        session.record = record = attrs.evolve(
+            record, log_level=connection.log_level, subscriptions=subscriptions,
+            initialized=initialized, last_seen=time.time())
         try:
             self.store.save(record, self.app.session_timeout)
         except Exception:

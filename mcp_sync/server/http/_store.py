@@ -66,6 +66,7 @@ class SessionRecord:
         client_info: the client's ``clientInfo``, as sent (JSON object), if any.
         log_level: the least severe log level the client receives.
         subscriptions: the resource URIs it subscribed to.
+        initialized: the client has sent ``notifications/initialized`` (to any process).
         created: when the session started (seconds since the epoch).
         last_seen: when it was last used (seconds since the epoch).
     """
@@ -76,6 +77,7 @@ class SessionRecord:
     client_info: dict[str, Any] | None = None
     log_level: str = "info"
     subscriptions: tuple[str, ...] = ()
+    initialized: bool = False
     created: float = 0.0
     last_seen: float = 0.0
 
@@ -84,7 +86,8 @@ class SessionRecord:
         return {"sessionId": self.session_id, "protocolVersion": self.protocol_version,
                 "clientCapabilities": self.client_capabilities,
                 "clientInfo": self.client_info, "logLevel": self.log_level,
-                "subscriptions": list(self.subscriptions), "created": self.created,
+                "subscriptions": list(self.subscriptions),
+                "initialized": self.initialized, "created": self.created,
                 "lastSeen": self.last_seen}
 
     @classmethod
@@ -101,6 +104,7 @@ class SessionRecord:
                        client_info=data.get("clientInfo"),
                        log_level=str(data.get("logLevel", "info")),
                        subscriptions=tuple(data.get("subscriptions") or ()),
+                       initialized=bool(data.get("initialized", False)),
                        created=float(data.get("created", 0.0)),
                        last_seen=float(data.get("lastSeen", 0.0)))
         except (KeyError, TypeError, ValueError) as exc:
