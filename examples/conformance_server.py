@@ -45,7 +45,7 @@ from typing import Any
 
 from mcp_sync import Context, Server, types
 from mcp_sync.content import Audio, Image
-from mcp_sync.transports.http_server import LOOPBACK_HOSTS
+from mcp_sync.transports.http_server import LOOPBACK_HOSTS, session_store_from_env
 
 # A 1x1 red pixel.
 PNG = base64.b64decode(
@@ -321,8 +321,9 @@ server = make_server()
 
 #: The WSGI application for gunicorn and the like, with the MCP endpoint at ``/mcp``. A
 #: Host header naming anything but a loopback address is refused (421), as a local
-#: server must to resist DNS rebinding.
-app = server.wsgi_app(allowed_hosts=LOOPBACK_HOSTS)
+#: server must to resist DNS rebinding. ``MCP_SYNC_STORE=redis://HOST:PORT/DB`` keeps
+#: its sessions in Redis, so that several processes serve them (docs/http.md).
+app = server.wsgi_app(allowed_hosts=LOOPBACK_HOSTS, session_store=session_store_from_env())
 
 
 def main(argv: Sequence[str] | None = None) -> None:

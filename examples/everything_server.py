@@ -30,7 +30,7 @@ import argparse
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from mcp_sync import Context, Server, types
 from mcp_sync.content import Image, resource_link
@@ -221,6 +221,21 @@ def make_server(*, stateless: bool = False) -> Server:
 
 
 server = make_server()
+
+
+def __getattr__(name: str) -> Any:
+    # ``app``: the WSGI application for gunicorn and the like (``everything_server:app``),
+    # endpoint ``/mcp``, loopback Host headers only; ``MCP_SYNC_STORE=redis://HOST:PORT/DB``
+    # keeps its sessions in Redis (docs/http.md, "Scaling out"). Made when first asked
+    # for, so that serving stdio never loads the HTTP stack.
+    if name == "app":
+        from mcp_sync.transports.http_server import LOOPBACK_HOSTS, session_store_from_env
+
+        application = server.wsgi_app(allowed_hosts=LOOPBACK_HOSTS,
+                                      session_store=session_store_from_env())
+        globals()["app"] = application
+        return application
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

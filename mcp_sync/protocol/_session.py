@@ -238,6 +238,11 @@ class Session:
         self.profile = profile_for(version)
         self.peer_capabilities = capabilities or ClientCapabilities()
 
+    def number_requests_from(self, first: int) -> None:
+        """Give our next requests ids from ``first`` on: a session served by several
+        processes gives each its own range, so that no id is used twice (JSONRPC-4)."""
+        self._next_id = max(self._next_id, first)
+
     def restart(self) -> list[RequestId]:
         """Go back to NEW to initialize again (HTTP-35); returns the forgotten request ids.
 

@@ -32,7 +32,8 @@ class Serving:
 
         Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
         (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
-        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ...).
+        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ``session_store``
+        to share sessions between processes and hosts, ...).
 
         Args:
             path: the MCP endpoint's path within the application.

@@ -10,7 +10,8 @@ whose streams become the SSE or JSON answers. With ``legacy_sse`` the two paths 
 old HTTP+SSE transport pass the same path, shutdown, ``Host`` and ``Origin`` gates and
 are then handed to :class:`~mcp_sync.server.http._legacy_sse.LegacySseEndpoints`. GET and
 DELETE are served by :mod:`mcp_sync.server.http._get`, answers built without werkzeug
-by :mod:`mcp_sync.server.http._answer`.
+by :mod:`mcp_sync.server.http._answer`. With a session store, sessions are shared with
+the other processes using it through :mod:`mcp_sync.server.http._shared`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from ._checks import (
     TruncatedBody,
     accepts,
     error_response,
-    headerless_version,
     host_allowed,
     normal_path,
     note_version,
@@ -56,7 +56,11 @@ from ._get import GetAndDelete
 from ._host import ConnectionHost
 from ._legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
 from ._session import SessionTransport
+from ._shared import LocalSession as _Session
+from ._shared import SharedSessions
 from ._sse_body import Polling, SseBody
+from ._stateless import post_stateless
+from ._store import SessionStore, SessionStoreError
 
 if TYPE_CHECKING:
     from .._connection import ServerConnection
@@ -73,18 +77,6 @@ _ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
 _INITIALIZE_WAIT = 30.0
 #: How long a JSON answer waits for the GET stream to write the messages related to it.
 _RELATED_HEAD_START = 5.0
-
-
-class _Session:
-    def __init__(self, session_id: str, transport: SessionTransport,
-                 connection: ServerConnection, now: float) -> None:
-        self.id = session_id
-        self.transport = transport
-        self.connection = connection
-        self.last_seen = now
-        self.active = 0  # HTTP requests of this session under way, open streams included
-        # Its client dropped its GET stream and has sent nothing since: it is likely gone.
-        self.abandoned = False
 
 
 class StreamableHttpApp(GetAndDelete):
@@ -113,6 +105,7 @@ class StreamableHttpApp(GetAndDelete):
         abandoned_session_timeout: float | None = 60.0,
         max_sessions: int = 1000,
         event_store: EventStore | None = None,
+        session_store: SessionStore | None = None,
         clock: Callable[[], float] = time.monotonic,
         legacy_sse: bool = False,
         legacy_sse_path: str = DEFAULT_SSE_PATH,
@@ -152,8 +145,13 @@ class StreamableHttpApp(GetAndDelete):
         if wsgi_threads is not None:
             self._check_host_threads(wsgi_threads, "wsgi_threads")
         self.max_sessions = max_sessions
-        self.event_store: EventStore = (event_store if event_store is not None
-                                        else MemoryEventStore())
+        if session_store is not None and (event_store is not None or stateless):
+            raise ValueError("a session_store has its own event store and needs sessions: "
+                             "give it without event_store, not in stateless mode")
+        self._shared = None if session_store is None else SharedSessions(self, session_store)
+        self.event_store: EventStore = (
+            event_store if event_store is not None else MemoryEventStore()
+            if session_store is None else session_store.event_store)
         self._clock = self.clock = clock
         self.legacy: LegacySseEndpoints | None = None
         if legacy_sse:
@@ -196,7 +194,9 @@ class StreamableHttpApp(GetAndDelete):
             stateless = list(self._stateless_connections)
         self._stop.set()
         for session in sessions:
-            self._end_session(session)
+            self._end_session(session, everywhere=False)
+        if self._shared is not None:
+            self._shared.close()
         for connection in stateless:
             connection.close()
         if self.legacy is not None:
@@ -225,9 +225,14 @@ class StreamableHttpApp(GetAndDelete):
                     del self._sessions[session.id]
                     expired.append(session)
             live = list(self._sessions.values())
+        if self._shared is not None:
+            expired.extend(self._shared.sweep(live))
+            with self._lock:
+                for session in expired:
+                    self._sessions.pop(session.id, None)
         for session in expired:
             log.debug("session %s expired", session.id)
-            self._end_session(session)
+            self._end_session(session, everywhere=False)
         if self.legacy is not None:
             self.legacy.sweep(self.session_timeout)
         if self.get_stream_timeout is not None:
@@ -266,8 +271,11 @@ class StreamableHttpApp(GetAndDelete):
             limits.append(self.abandoned_session_timeout)
         return min((limit for limit in limits if limit is not None), default=None)
 
-    def _end_session(self, session: _Session) -> None:
+    def _end_session(self, session: _Session, everywhere: bool = True) -> None:
+        """End a session here; ``everywhere`` also in the session store, if any."""
         session.connection.close()
+        if self._shared is not None and not self._shared.ended(session.id, everywhere):
+            return
         try:
             self.event_store.forget_session(session.id)
         except Exception:
@@ -283,6 +291,10 @@ class StreamableHttpApp(GetAndDelete):
         request = Request(environ)
         try:
             response = self._respond(request)
+        except SessionStoreError as exc:
+            log.error("the session store failed: %s", str(exc))
+            response = error_response(503, ErrorCode.INTERNAL_ERROR,
+                                      f"Service Unavailable: the session store failed: {exc}")
         except Exception:
             log.exception("error while serving %s %s", request.method, request.path)
             response = error_response(500, ErrorCode.INTERNAL_ERROR, "Internal error")
@@ -390,7 +402,7 @@ class StreamableHttpApp(GetAndDelete):
             if refused is not None:
                 return refused
         if self.stateless:
-            return self._post_stateless(request, incoming, use_sse, initialize)
+            return post_stateless(self, request, incoming, use_sse, initialize)
         session_id = request.environ.get(SESSION_KEY)
         if session_id is None:
             if initialize:
@@ -404,6 +416,12 @@ class StreamableHttpApp(GetAndDelete):
         if session is None:
             return unknown_session()
         note_version(request, session.connection.protocol_version)
+        if self._shared is not None:
+            routed = self._shared.route_answers(session, incoming)
+            if routed is None:
+                self._leave(session)
+                return _PostAnswer.accepted()
+            incoming = routed
         return self._deliver(session.transport, incoming, use_sse,
                              lambda finished: self._leave(session), self._polling(session))
 
@@ -464,8 +482,9 @@ class StreamableHttpApp(GetAndDelete):
             self._starting += 1
         try:
             session_id = secrets.token_urlsafe(32)
-            transport = SessionTransport(session_id, event_store=self.event_store,
-                                         clock=self._clock)
+            transport = (SessionTransport(session_id, event_store=self.event_store,
+                                          clock=self._clock) if self._shared is None
+                         else self._shared.transport(session_id))
             connection = self.server.connect(transport)
             opened = transport.open_stream([incoming], sse=use_sse)
             transport.feed(incoming)
@@ -479,6 +498,14 @@ class StreamableHttpApp(GetAndDelete):
                 if registered:
                     self._sessions[session_id] = session
                     self._start_sweeper()
+            if registered and self._shared is not None:
+                try:
+                    self._shared.started(session)
+                except BaseException:
+                    with self._lock:
+                        self._sessions.pop(session_id, None)
+                    self._end_session(session, everywhere=False)
+                    raise
         finally:
             with self._lock:
                 self._starting -= 1
@@ -525,46 +552,11 @@ class StreamableHttpApp(GetAndDelete):
             self._sweeper_started = True
             self._threads.start("sweeper", self._sweep_loop)
 
-    def _post_stateless(self, request: Request, incoming: Incoming, use_sse: bool,
-                        initialize: bool) -> Response | _PostAnswer:
-        items = incoming.items if isinstance(incoming, Batch) else (incoming,)
-        if not any(isinstance(item, RpcRequest) or (isinstance(item, Invalid) and item.reply)
-                   for item in items):
-            log.debug("stateless mode: nothing to serve in this POST; accepted and dropped")
-            return Response(status=202)
-        version = headerless_version(request, self.server.supported_versions)
-        transport = SessionTransport(None, stateless=True, clock=self._clock)
-        connection = self.server.connect(transport,
-                                         assume_version=None if initialize else version)
-        with self._lock:
-            closing = self._closed
-            if not closing:
-                self._stateless_connections.add(connection)
-        if closing:
-            connection.close()
-            return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
-
-        def finish() -> None:
-            connection.close()
-            with self._lock:
-                self._stateless_connections.discard(connection)
-
-        def close_later() -> None:
-            self._closer.submit(finish)
-
-        def release(finished: bool) -> None:
-            # A client that went away is no cancellation (HTTP-16): the requests run to
-            # their end, and only then is the connection closed.
-            if finished:
-                finish()
-            else:
-                transport.call_when_idle(close_later)
-
-        return self._deliver(transport, incoming, use_sse, release)
-
     # --- session bookkeeping ---------------------------------------------------------------
 
-    def _enter(self, session_id: str) -> _Session | None:
+    def _enter(self, session_id: str, shared: bool = True) -> _Session | None:
+        if shared and self._shared is not None:
+            return self._shared.enter(session_id)
         with self._lock:
             session = self._sessions.get(session_id)
             if session is not None:
@@ -579,3 +571,5 @@ class StreamableHttpApp(GetAndDelete):
             session.last_seen = self._clock()
             if abandoned:
                 session.abandoned = True
+        if self._shared is not None:
+            self._shared.left(session)

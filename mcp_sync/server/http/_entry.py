@@ -21,7 +21,14 @@ from .._process import settle_startup_objects
 from ._app import StreamableHttpApp, TokenVerifier
 from ._checks import DEFAULT_ALLOWED_ORIGINS, LOOPBACK_HOSTS
 from ._event_store import EventStore, MemoryEventStore, StoredEvent
+from ._redis_store import RedisEventStore, RedisSessionStore, session_store_from_env
 from ._serving import HttpServerHandle, start_server
+from ._store import (
+    MemorySessionStore,
+    SessionRecord,
+    SessionStore,
+    SessionStoreError,
+)
 
 if TYPE_CHECKING:
     from .._server import Server
@@ -32,12 +39,19 @@ __all__ = [
     "EventStore",
     "HttpServerHandle",
     "MemoryEventStore",
+    "MemorySessionStore",
+    "RedisEventStore",
+    "RedisSessionStore",
+    "SessionRecord",
+    "SessionStore",
+    "SessionStoreError",
     "StoredEvent",
     "StreamableHttpApp",
     "TokenVerifier",
     "make_wsgi_app",
     "run_http",
     "serve_http",
+    "session_store_from_env",
 ]
 
 
@@ -93,6 +107,13 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
               503.
             * ``event_store`` (a :class:`MemoryEventStore`): keeps sent events so that
               a client can resume a dropped stream with ``Last-Event-ID``.
+            * ``session_store`` (None): a :class:`SessionStore` shared with the other
+              processes serving the same sessions (:class:`RedisSessionStore` across
+              processes and hosts, :class:`MemorySessionStore` within one): any of them
+              then serves any request of any session, so a load balancer needs no
+              affinity (see docs/http.md, "Scaling out"). Its own event store is used;
+              do not give ``event_store`` too. None keeps each session in the process
+              that started it.
             * ``sse_poll_after`` (None): in sessions negotiated at 2025-11-25, end an
               SSE response still open after this many seconds, ``retry:`` last; the
               client comes back with GET and ``Last-Event-ID`` for the rest, which

@@ -17,7 +17,9 @@ from ._session import STANDALONE_STREAM, CannotResume
 from ._sse_body import Polling, SseBody
 
 if TYPE_CHECKING:
-    from ._app import _Session
+    from ._event_store import EventStore
+    from ._shared import LocalSession as _Session
+    from ._shared import SharedSessions
 
 __all__ = ["GetAndDelete"]
 
@@ -34,6 +36,8 @@ class GetAndDelete:
         max_get_streams: int
         keepalive_interval: float
         get_stream_timeout: float | None
+        _shared: SharedSessions | None
+        event_store: EventStore
 
         def _enter(self, session_id: str) -> _Session | None: ...
         def _leave(self, session: _Session, abandoned: bool = False) -> None: ...
@@ -75,7 +79,7 @@ class GetAndDelete:
         if session is None:
             return unknown_session()
         transport = session.transport
-        if resume_from is not None and resume_from[0] != STANDALONE_STREAM:
+        if resume_from is not None and not resume_from[0].startswith(STANDALONE_STREAM):
             return self._resume(session, *resume_from)
         if not self.claim_get_stream(replacing=transport.standalone.consumer is not None):
             self._leave(session)
@@ -87,6 +91,8 @@ class GetAndDelete:
         def release(finished: bool) -> None:
             self.release_get_stream()
             self._leave(session, abandoned=not finished)
+            if self._shared is not None:
+                self._shared.dropped_get_stream(session)
 
         try:
             if resume_from is not None:
@@ -97,6 +103,8 @@ class GetAndDelete:
         except (ConnectionClosed, CannotResume):
             release(True)
             return unknown_session()
+        if self._shared is not None and stream is transport.standalone:
+            self._shared.holds_get_stream(session)
         body = SseBody(transport, stream, token, replay=replay,
                        keepalive=self.keepalive_interval,
                        idle_timeout=self.get_stream_timeout, on_close=release,
@@ -129,7 +137,10 @@ class GetAndDelete:
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is None:
-            return unknown_session()
+            if self._shared is None or not self._shared.store.end(session_id):
+                return unknown_session()
+            self.event_store.forget_session(session_id)  # served elsewhere until now
+        else:
+            self._end_session(session)
         log.debug("session %s ended by the client", session_id)
-        self._end_session(session)
         return Response(status=204)

@@ -62,6 +62,7 @@ from ...protocol._sse import format_comment, format_data_event, format_event
 from ...transports.base import Pusher, Receiver, Transport
 from ._event_store import EventStore, StoredEvent
 from ._inbox import Inbox
+from ._store import Relay
 
 __all__ = ["STANDALONE_STREAM", "CannotResume", "SessionTransport", "Stream", "encode_answer"]
 
@@ -138,6 +139,11 @@ class SessionTransport(Transport):
             a store and a session id.
         stateless: only the POST's own stream exists; unrelated messages are dropped.
         clock: the time source for idle tracking.
+        stream_suffix: added to every stream id, so that the streams of one session
+            served by several processes never share an id.
+        relay: what a session shared between processes does with a request it sends
+            (:meth:`Relay.sent_request`, before it leaves) and with a message no stream
+            of this process carries (:meth:`Relay.forward`).
     """
 
     # Messages are pushed (attach_receiver) and the session ends only when closed.
@@ -145,8 +151,11 @@ class SessionTransport(Transport):
 
     def __init__(self, session_id: str | None, *, event_store: EventStore | None = None,
                  stateless: bool = False, clock: Callable[[], float] = time.monotonic,
-                 max_queued: int = MAX_QUEUED_EVENTS) -> None:
+                 max_queued: int = MAX_QUEUED_EVENTS, stream_suffix: str = "",
+                 relay: Relay | None = None) -> None:
         self.session_id = session_id
+        self._suffix = stream_suffix
+        self._relay = relay
         self._store = event_store if session_id is not None else None
         self._stateless = stateless
         self._clock = clock
@@ -160,7 +169,7 @@ class SessionTransport(Transport):
         self._posts: dict[str, Stream] = {}
         self._cancelled_early: dict[RequestId, None] = {}  # oldest first
         self._when_idle: list[Callable[[], None]] = []
-        self.standalone = Stream(STANDALONE_STREAM, sse=True,
+        self.standalone = Stream(STANDALONE_STREAM + stream_suffix, sse=True,
                                  resumable=self._store is not None)
         #: The session negotiated SSE polling (2025-11-25): its streams are primed, so
         #: one may end before its answer (:meth:`hang_up`).
@@ -186,6 +195,11 @@ class SessionTransport(Transport):
             encoded = [(message, encode(message))]
         else:
             encoded = [(item, encode_answer(item)) for item in message]
+        if self._relay is not None and self.session_id is not None:
+            for item, _ in encoded:
+                if isinstance(item, Request):
+                    # Before it leaves: its answer may come to another process.
+                    self._relay.sent_request(self.session_id, item.id)
         callbacks: list[Callable[[], None]] = []
         with self._cond:
             if self._closed:
@@ -225,6 +239,10 @@ class SessionTransport(Transport):
         if stream is None:
             log.debug("dropping %s: no stream can carry it", item.method)
             return
+        if (stream is self.standalone and stream.consumer is None and self._relay is not None
+                and self.session_id is not None):
+            callbacks.append(lambda: self._forward(data))
+            return
         self._append(stream, data, droppable=isinstance(item, Notification))
         owner = self._owners.get(related_to) if related_to is not None else None
         if owner is not None and owner is not stream:
@@ -243,6 +261,19 @@ class SessionTransport(Transport):
             if stream.sse and stream.consumer is not None:
                 return stream
         return self.standalone
+
+    def _forward(self, data: bytes) -> None:
+        assert self._relay is not None and self.session_id is not None
+        if not self._relay.forward(self.session_id, data):
+            self.deliver(data)
+
+    def deliver(self, data: bytes) -> None:
+        """Send a message (JSON text) another process of the session could not carry."""
+        with self._cond:
+            stream = None if self._closed else self._stream_for(None)
+            if stream is not None:
+                self._append(stream, data, droppable=True)
+                self._cond.notify_all()
 
     def _append(self, stream: Stream, data: bytes, *, droppable: bool) -> None:
         seq = stream.next_seq
@@ -300,7 +331,7 @@ class SessionTransport(Transport):
         with self._cond:
             if self._closed:
                 raise ConnectionClosed("the HTTP session has ended")
-            stream = Stream(f"p{next(self._serial)}", sse=sse,
+            stream = Stream(f"p{next(self._serial)}{self._suffix}", sse=sse,
                             resumable=sse and self._store is not None)
             refused: list[Request] = []
             answers = list(immediate)
@@ -507,7 +538,7 @@ class SessionTransport(Transport):
                     stored = self._store.events_after(self.session_id, stream_id, after_seq)
                 except Exception:
                     log.exception("the event store failed to replay %s", stream_id)
-            live = (self.standalone if stream_id == STANDALONE_STREAM
+            live = (self.standalone if stream_id.startswith(STANDALONE_STREAM)
                     else self._posts.get(stream_id))
             if live is not None and not live.resumable:
                 live = None

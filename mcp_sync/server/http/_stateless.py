@@ -1,0 +1,62 @@
+"""Stateless mode of the Streamable HTTP application: every POST is served by a fresh
+connection, closed once its requests are answered."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from werkzeug.wrappers import Request, Response
+
+from ...errors import ErrorCode
+from ...protocol._jsonrpc import Batch, Incoming, Invalid
+from ...protocol._jsonrpc import Request as RpcRequest
+from ._answer import PostAnswer
+from ._checks import error_response, headerless_version
+from ._session import SessionTransport
+
+if TYPE_CHECKING:
+    from ._app import StreamableHttpApp
+
+__all__ = ["post_stateless"]
+
+log = logging.getLogger("mcp_sync.http.server")
+
+
+def post_stateless(app: StreamableHttpApp, request: Request, incoming: Incoming,
+                   use_sse: bool, initialize: bool) -> Response | PostAnswer:
+    """Serve one POST in stateless mode: a fresh connection, closed once it is answered."""
+    items = incoming.items if isinstance(incoming, Batch) else (incoming,)
+    if not any(isinstance(item, RpcRequest) or (isinstance(item, Invalid) and item.reply)
+               for item in items):
+        log.debug("stateless mode: nothing to serve in this POST; accepted and dropped")
+        return Response(status=202)
+    version = headerless_version(request, app.server.supported_versions)
+    transport = SessionTransport(None, stateless=True, clock=app._clock)
+    connection = app.server.connect(transport,
+                                    assume_version=None if initialize else version)
+    with app._lock:
+        closing = app._closed
+        if not closing:
+            app._stateless_connections.add(connection)
+    if closing:
+        connection.close()
+        return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
+
+    def finish() -> None:
+        connection.close()
+        with app._lock:
+            app._stateless_connections.discard(connection)
+
+    def close_later() -> None:
+        app._closer.submit(finish)
+
+    def release(finished: bool) -> None:
+        # A client that went away is no cancellation (HTTP-16): the requests run to
+        # their end, and only then is the connection closed.
+        if finished:
+            finish()
+        else:
+            transport.call_when_idle(close_later)
+
+    return app._deliver(transport, incoming, use_sse, release)
