@@ -366,3 +366,21 @@ def test_supported_versions_takes_the_modern_version_but_not_alone() -> None:
         Server("modern", supported_versions=[MODERN])
     with pytest.raises(ValueError, match="unknown protocol version"):
         Server("future", supported_versions=["2025-11-25", "2099-01-01"])
+
+
+def test_the_modern_profile_says_what_the_era_changes_des_1() -> None:
+    """DES-1: feature code reads flags; 2026-07-28's say what the modern era changes."""
+    from mcp_sync.protocol._versions import KNOWN_VERSIONS, MODERN_VERSIONS, profile_for
+
+    modern, legacy = profile_for(MODERN), profile_for("2025-11-25")
+    changed = ("stateless", "result_type", "cache_fields", "input_required",
+               "request_log_level", "no_ping", "no_resource_subscribe",
+               "no_roots_list_changed", "not_found_invalid_params")
+    assert all(getattr(modern, flag) for flag in changed)
+    assert not any(getattr(profile_for(v), flag) for v in KNOWN_VERSIONS for flag in changed)
+    # Kept from 2025-11-25; tasks moved to an extension, URL elicitation lost -32042 and
+    # SSE resumption is gone.
+    assert modern.structured_output and modern.icons and modern.argument_errors_as_results
+    assert legacy.tasks and not modern.tasks
+    assert not modern.elicitation_url and not modern.sse_polling and not modern.batching
+    assert MODERN_VERSIONS == (MODERN,) and MODERN not in KNOWN_VERSIONS
