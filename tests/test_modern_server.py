@@ -169,9 +169,10 @@ def test_progress_is_reported_to_a_modern_request(peer: RawPeer) -> None:
 # --- errors ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("drop", ["clientCapabilities"])
+@pytest.mark.parametrize("drop", ["clientCapabilities", "protocolVersion"])
 def test_a_missing_required_meta_key_is_invalid_params(peer: RawPeer, drop: str) -> None:
-    """"Handshake": clientCapabilities is required in every request (-32602)."""
+    """"Handshake": protocolVersion and clientCapabilities are required in every modern
+    request (-32602); either one makes a request before initialize a modern one."""
     error = error_of(peer, modern_request("tools/list", **{drop: None}))
     assert error["code"] == -32602
     assert drop in error["message"]
@@ -336,10 +337,12 @@ def test_after_initialize_modern_meta_is_opaque_coex_5() -> None:
 
 
 def test_initialize_offering_the_modern_version_gets_our_newest_legacy_one_coex_9() -> None:
-    """COEX-9: 2026-07-28 offered in initialize is ordinary legacy negotiation."""
+    """COEX-9: 2026-07-28 offered in initialize is ordinary legacy negotiation, modern
+    _meta on the initialize request included."""
     with modern_peer(everything.make_server()) as (raw, _):
-        answer = raw.call(request("initialize", {"protocolVersion": MODERN, "capabilities": {},
-                                                 "clientInfo": {"name": "l", "version": "1"}}))
+        answer = raw.call(modern_request("initialize", {
+            "protocolVersion": MODERN, "capabilities": {},
+            "clientInfo": {"name": "l", "version": "1"}}))
     assert answer["result"]["protocolVersion"] == "2025-11-25"
 
 

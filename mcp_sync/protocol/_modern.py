@@ -83,12 +83,14 @@ class RequestScope(Record):
         self.log_level = log_level
 
 
-def is_modern_request(params: dict[str, Any] | None) -> bool:
-    """Whether a request names its protocol version in ``_meta`` (the modern era)."""
-    if not params:
+def is_modern_request(method: str, params: dict[str, Any] | None) -> bool:
+    """Whether a request's ``_meta`` carries the modern era's required keys (its
+    protocol version or the client's capabilities); ``initialize`` never does."""
+    if not params or method == "initialize":
         return False
     meta = params.get("_meta")
-    return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+    return isinstance(meta, dict) and (PROTOCOL_VERSION_KEY in meta
+                                       or CLIENT_CAPABILITIES_KEY in meta)
 
 
 def modern_scope(method: str, params: dict[str, Any], versions: tuple[str, ...],
@@ -107,9 +109,11 @@ def modern_scope(method: str, params: dict[str, Any], versions: tuple[str, ...],
             -32602 for missing or malformed ``_meta`` members.
     """
     meta = params["_meta"]
-    version = meta[PROTOCOL_VERSION_KEY]
+    version = meta.get(PROTOCOL_VERSION_KEY)
     if not isinstance(version, str):
-        raise InvalidParams(f'Invalid params: "_meta.{PROTOCOL_VERSION_KEY}" must be a string')
+        raise InvalidParams(
+            f'Invalid params: "_meta.{PROTOCOL_VERSION_KEY}" is required (a string)',
+            {"missing": PROTOCOL_VERSION_KEY} if version is None else None)
     if version not in versions:
         raise RpcError(
             f"Unsupported protocol version {version!r}; supported: {', '.join(versions)}",

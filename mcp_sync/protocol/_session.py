@@ -435,7 +435,7 @@ class Session:
         if self.state is State.CLOSED:
             return Ignored(f"request {method} after close")
         if (self.modern_versions and self.state is State.NEW
-                and is_modern_request(request.params)):
+                and is_modern_request(method, request.params)):
             return self._receive_modern(request, in_batch)
         if method == "ping":
             return Reply(Response(request.id, {}))
