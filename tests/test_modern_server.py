@@ -387,3 +387,26 @@ def test_the_modern_profile_says_what_the_era_changes_des_1() -> None:
     assert legacy.tasks and not modern.tasks
     assert not modern.elicitation_url and not modern.sse_polling and not modern.batching
     assert MODERN_VERSIONS == (MODERN,) and MODERN not in KNOWN_VERSIONS
+
+
+def test_a_modern_request_in_a_batch_is_invalid(peer: RawPeer) -> None:
+    """The modern era has no JSON-RPC batches: the element is refused with -32600."""
+    peer.send([modern_request("tools/list", request_id="in-batch")])
+    (answer,) = peer.receive()
+    assert answer["id"] == "in-batch" and answer["error"]["code"] == -32600
+    assert result_of(peer, modern_request("tools/list"))["resultType"] == "complete"
+
+
+def test_a_cancelled_modern_request_is_never_answered(peer: RawPeer) -> None:
+    """"Cancellation" (stdio): the client's notifications/cancelled ends the call; its
+    function sees ctx.cancelled and no answer is written."""
+    peer.send(modern_request("tools/call", {
+        "name": "long_running", "arguments": {"steps": 2, "delay": 30},
+        "_meta": {"progressToken": "c"}}, "to-cancel"))
+    first = _checked(peer.receive())
+    assert first["method"] == "notifications/progress"  # the call is running
+    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": "to-cancel", "reason": "no longer needed"}})
+    answer, _ = ask(peer, modern_request("tools/list", request_id="after"))
+    assert answer["id"] == "after"
+    assert peer.nothing_more()

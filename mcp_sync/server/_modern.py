@@ -2,7 +2,8 @@
 
 The session decides which era a request belongs to and checks its ``_meta``
 (:mod:`mcp_sync.protocol._modern`); the feature handlers then run unchanged, reading
-the version, profile and client capabilities of :func:`request_scope`. What differs is
+the profile of :func:`request_profile` (and :class:`~mcp_sync.server.Context` the
+version, capabilities and client info of the request's scope). What differs is
 wrapped around them here:
 
 * ``server/discover`` answers what ``initialize`` used to: versions, capabilities,
@@ -24,6 +25,7 @@ from ..errors import CapabilityError, InvalidParams, ResourceNotFound
 from ..protocol._capability_rules import implementation_for, server_capabilities_for
 from ..protocol._convert import to_wire
 from ..protocol._modern import SERVER_INFO_KEY, RequestScope
+from ..protocol._versions import VersionProfile
 from ._content import json_safe
 from ._logging import check_level, level_rank
 
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from ._connection import ServerConnection
     from ._registry import Handler
 
-__all__ = ["cache_settings", "check_server_requests", "modern_log", "request_scope", "serve_modern"]
+__all__ = ["cache_settings", "check_server_requests", "modern_log", "request_profile",
+           "serve_modern"]
 
 #: Results that may be cached, and so carry ``ttlMs`` and ``cacheScope``.
 _CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
@@ -52,22 +55,12 @@ def cache_settings(ttl_ms: int, scope: str) -> tuple[int, str]:
     return ttl_ms, scope
 
 
-def request_scope(connection: ServerConnection, incoming: IncomingRequest) -> RequestScope:
-    """What ``incoming`` is served under (DES-18): its ``_meta`` in a modern request,
-    the session in a legacy one."""
+def request_profile(connection: ServerConnection,
+                    incoming: IncomingRequest) -> VersionProfile | None:
+    """The profile ``incoming`` is served under (DES-18): its own in a modern request,
+    the session's in a legacy one."""
     scope: RequestScope | None = incoming.scope
-    if scope is not None:
-        return scope
-    session = connection.session
-    caps = session.peer_capabilities
-    return _legacy_scope(session.negotiated_version, session.profile,
-                         caps if isinstance(caps, types.ClientCapabilities) else None,
-                         session.peer_info)
-
-
-def _legacy_scope(version: str | None, profile: Any, caps: types.ClientCapabilities | None,
-                  info: types.Implementation | None) -> RequestScope:
-    return RequestScope(version or "", profile, caps, info, modern=False)
+    return scope.profile if scope is not None else connection.session.profile
 
 
 def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
