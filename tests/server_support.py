@@ -104,6 +104,7 @@ class RecordingTransport(Transport):
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
+        self.modern_era = inner.modern_era
         self.lock = threading.Lock()
         self.writes: list[tuple[Any, RequestId | None]] = []
 
@@ -136,4 +137,50 @@ def recorded_client(server: Server, **options: Any,
         with Client(client_end, **options) as client:
             yield client, recording, connection
     finally:
+        connection.close()
+
+
+# --- the modern era (2026-07-28) ----------------------------------------------------------
+
+MODERN = "2026-07-28"
+
+
+def modern_meta(**overrides: Any) -> dict[str, Any]:
+    """The ``_meta`` of a modern request: version, capabilities and client info; keys
+    given as ``None`` are left out, others replace or add (``logLevel="debug"``)."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-raw", "version": "1"},
+    }
+    for short, value in overrides.items():
+        key = short if "/" in short else f"io.modelcontextprotocol/{short}"
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    return meta
+
+
+def modern_request(method: str, params: dict[str, Any] | None = None,
+                   request_id: Any = None, **meta: Any) -> dict[str, Any]:
+    """A modern request: ``params`` with :func:`modern_meta` (``meta`` overriding) merged
+    into their ``_meta``."""
+    params = dict(params or {})
+    params["_meta"] = {**modern_meta(**meta), **params.get("_meta", {})}
+    return request(method, params, request_id)
+
+
+@contextmanager
+def modern_peer(server: Server,
+                transport_wrapper: Any = None) -> Iterator[tuple[RawPeer, ServerConnection]]:
+    """A hand-driven client on a fresh connection of ``server``, no handshake made."""
+    peer = RawPeer()
+    transport = peer.transport if transport_wrapper is None else transport_wrapper(
+        peer.transport)
+    connection = server.connect(transport)
+    try:
+        yield peer, connection
+    finally:
+        peer.close()
         connection.close()

@@ -28,80 +28,15 @@ from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, ConnectionLost, RequestTimeout
 from mcp_sync.transports.stdio import LineReader, StdioClientTransport
 from tests.conftest import EXAMPLES, HERE
+from tests.helpers import RawChild
 
 DEMO = [sys.executable, str(EXAMPLES / "demo_server.py")]
 TOOLS = [sys.executable, str(HERE / "servers" / "tools_server.py")]
 RAW = [sys.executable, str(HERE / "servers" / "raw_server.py")]
 
-INITIALIZE = {
-    "jsonrpc": "2.0", "id": 0, "method": "initialize",
-    "params": {"protocolVersion": "2025-03-26", "capabilities": {},
-               "clientInfo": {"name": "raw-test", "version": "0"}},
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
 
 def _text(result: Any) -> str:
     return str(result.content[0].text)
-
-
-class RawChild:
-    """A server run with Popen by hand, spoken to line by line: the wire as it is."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin = self.process.stdin
-        self.stdout = self.process.stdout
-        self._lines: list[bytes] = []
-        self._arrived = threading.Condition()
-        self._reader = threading.Thread(target=self._read, name="test:raw-child:stdout")
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.stdout:
-            with self._arrived:
-                self._lines.append(line)
-                self._arrived.notify_all()
-
-    def send(self, data: bytes | dict[str, Any] | list[Any]) -> None:
-        if not isinstance(data, bytes):
-            data = json.dumps(data).encode() + b"\n"
-        self.stdin.write(data)
-        self.stdin.flush()
-
-    def line(self, timeout: float = 10.0) -> bytes:
-        """The next line the server wrote, with its terminator."""
-        with self._arrived:
-            if not self._arrived.wait_for(lambda: self._lines, timeout):
-                raise TimeoutError("the server wrote nothing")
-            return self._lines.pop(0)
-
-    def receive(self, timeout: float = 10.0) -> Any:
-        return json.loads(self.line(timeout))
-
-    def handshake(self) -> Any:
-        self.send(INITIALIZE)
-        result = self.receive()
-        self.send(INITIALIZED)
-        return result
-
-    def close_stdin_and_wait(self, timeout: float = 10.0) -> int:
-        self.stdin.close()
-        code = self.process.wait(timeout)
-        self._reader.join(timeout)
-        self.stdout.close()
-        return code
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        if not self.stdin.closed:
-            self.stdin.close()
-        self.process.wait(10)
-        self._reader.join(10)
-        self.stdout.close()
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Validate wire messages against the official schema of a negotiated version (DES-19).
 
 Each protocol revision has its schema in ``tests/spec/schema-<version>.json``: 2024-11-05
-to 2025-06-18 are draft-07 with ``definitions``; 2025-11-25 is draft 2020-12 with
-``$defs``. This module hides the difference:
+to 2025-06-18 are draft-07 with ``definitions``; 2025-11-25 and 2026-07-28 (the modern
+era, ``MODERN_VERSIONS``: no ``initialize``, so a conversation names its version) are
+draft 2020-12 with ``$defs``. This module hides the difference:
 
 * ``validator(definition, version)`` gives a cached jsonschema validator for one
   definition (``"CallToolResult"``, ``"JSONRPCMessage"``, ...).
@@ -45,12 +46,18 @@ from mcp_sync.transports.base import Receiver, Transport
 from tests.conftest import SPEC_DIR
 
 __all__ = [
-    "VERSIONS", "Conversation", "RecordingTransport", "check_traffic", "message_errors",
-    "result_definition", "validator",
+    "MODERN_VERSIONS", "VERSIONS", "Conversation", "RecordingTransport", "check_traffic",
+    "message_errors", "result_definition", "validator",
 ]
 
 #: The revisions whose schema is in tests/spec, oldest first.
 VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: The modern-era revisions whose schema is there too.
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+
+#: Error codes a modern schema defines a response shape for.
+_MODERN_ERRORS = {-32022: "UnsupportedProtocolVersionError",
+                  -32021: "MissingRequiredClientCapabilityError"}
 
 Direction = Literal["client", "server"]
 
@@ -125,6 +132,12 @@ def message_errors(message: Any, version: str, answers: str | None = None) -> li
         if "method" in item:
             definition = _method_definitions(version).get(item["method"])
             if definition is not None:
+                errors += [f"{definition}: {e.message}"
+                           for e in validator(definition, version).iter_errors(item)]
+        elif "error" in item and version in MODERN_VERSIONS:
+            code = item["error"].get("code") if isinstance(item["error"], dict) else None
+            if code in _MODERN_ERRORS:
+                definition = _MODERN_ERRORS[code]
                 errors += [f"{definition}: {e.message}"
                            for e in validator(definition, version).iter_errors(item)]
         elif "result" in item and answers is not None:
@@ -263,6 +276,7 @@ class RecordingTransport(Transport):
 
         accepted = self.inner.attach_receiver(recording)
         self.ends_on_close = self.inner.ends_on_close
+        self.modern_era = self.inner.modern_era
         return accepted
 
     def close(self) -> None:

@@ -375,7 +375,7 @@ class Engine(Answering):
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()
-            notification = self.session.notification(method, params)
+            notification = self.session.notification(method, params, related_to=related_to)
         self._write(notification, related_to)
 
     def cancel(self, future: Future[dict[str, Any]], reason: str | None = None) -> bool:
@@ -527,7 +527,8 @@ class Engine(Answering):
                 return
             event = self.session.receive(message, in_batch=batch is not None)
             if isinstance(event, RequestReceived):
-                incoming = IncomingRequest(self, event.request, event.progress_token, batch)
+                incoming = IncomingRequest(self, event.request, event.progress_token, batch,
+                                           event.scope)
                 self._serving[event.request.id] = incoming
                 if batch is not None:
                     batch.waiting.add(event.request.id)

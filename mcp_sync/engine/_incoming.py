@@ -38,10 +38,11 @@ class IncomingRequest:
         "params",
         "progress_token",
         "request",
+        "scope",
     )
 
     def __init__(self, engine: Engine, request: Request, progress_token: str | int | None,
-                 batch: BatchReply | None) -> None:
+                 batch: BatchReply | None, scope: Any = None) -> None:
         self.engine = engine
         self.request = request
         # Copied out of the request once: they are read several times for every request.
@@ -52,6 +53,9 @@ class IncomingRequest:
         self.cancelled = threading.Event()
         self.cancel_reason: str | None = None
         self._batch = batch
+        #: The modern request's ``RequestScope`` (version, client capabilities and info
+        #: from its ``_meta``); None in a legacy session.
+        self.scope = scope
 
     def report_progress(self, progress: float, total: float | None = None,
                         message: str | None = None) -> bool:

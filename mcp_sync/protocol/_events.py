@@ -46,13 +46,19 @@ class Reply(_Event):
 
 
 class RequestReceived(_Event):
-    """A request to hand to the application's handler."""
+    """A request to hand to the application's handler.
 
-    __slots__ = ("progress_token", "request")
+    ``scope`` is the :class:`~mcp_sync.protocol._modern.RequestScope` of a modern
+    request, None for a request of the legacy session.
+    """
 
-    def __init__(self, request: Request, progress_token: str | int | None) -> None:
+    __slots__ = ("progress_token", "request", "scope")
+
+    def __init__(self, request: Request, progress_token: str | int | None,
+                 scope: Any = None) -> None:
         self.request = request
         self.progress_token = progress_token
+        self.scope = scope
 
 
 class NotificationReceived(_Event):

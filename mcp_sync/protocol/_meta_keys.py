@@ -11,6 +11,9 @@ Keys from peers are never refused: they are carried through unchanged.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from ._jsonrpc import is_request_id
 
 __all__ = [
     "MODEL_IMMEDIATE_RESPONSE_KEY",
@@ -19,6 +22,7 @@ __all__ = [
     "check_meta_key",
     "is_reserved_meta_key",
     "is_valid_meta_key",
+    "progress_token_of",
 ]
 
 #: Keys the protocol defines (they are MCP's own, so the reserved prefix is theirs).
@@ -63,3 +67,14 @@ def check_meta_key(key: str) -> str:
         raise ValueError(f"the prefix of _meta key {key!r} is reserved for MCP; use a "
                          "reverse-DNS prefix of your own, such as 'com.example/'")
     return key
+
+
+def progress_token_of(params: dict[str, Any] | None) -> str | int | None:
+    """The progress token a request's ``_meta`` carries, if it is a valid one."""
+    if not params:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    token = meta.get(PROGRESS_TOKEN_KEY)
+    return token if is_request_id(token) else None

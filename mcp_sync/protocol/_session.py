@@ -21,6 +21,9 @@ What it decides:
   it does not speak. Nothing is sent that the peer's capabilities do not allow.
 * **Ids.** Request ids count up from 0 and are never reused (JSONRPC-4). Requests we sent
   and requests we serve are kept apart, so the peer's id 1 and ours never meet.
+* **Eras.** Before any ``initialize``, a request whose ``_meta`` names its version is
+  served in the modern era, under a ``RequestScope`` made of that ``_meta`` alone; after
+  it, every request is legacy and such keys are opaque (COEX-5).
 * **Progress and cancellation.** A request that asks for progress uses its own id as the
   token. Progress we send must increase and stops with the response; a cancelled request
   we serve gets no response; a response to a request we gave up on is dropped.
@@ -72,6 +75,8 @@ from ._jsonrpc import (
     Response,
     is_request_id,
 )
+from ._meta_keys import progress_token_of
+from ._modern import RequestScope, is_modern_request, modern_scope
 from ._record import Record
 from ._types_common import ClientCapabilities, Implementation, ServerCapabilities
 from ._types_features import InitializeResult
@@ -153,10 +158,12 @@ class _Outgoing(Record):
 
 
 class _Serving(Record):
-    __slots__ = ("cancelled", "last_progress", "progress_token")
+    __slots__ = ("cancelled", "last_progress", "progress_token", "scope")
 
-    def __init__(self, progress_token: str | int | None) -> None:
+    def __init__(self, progress_token: str | int | None,
+                 scope: RequestScope | None = None) -> None:
         self.progress_token = progress_token
+        self.scope = scope
         self.cancelled = False
         self.last_progress: float | None = None
 
@@ -173,6 +180,7 @@ class Session:
             session handles itself (``initialize``, ``ping``). Anything else gets -32601.
         instructions: the server's ``instructions`` (server only).
         versions: the versions we speak, oldest first; the last one is offered.
+        modern_versions: the modern versions a server also serves (none by default).
     """
 
     def __init__(
@@ -184,6 +192,7 @@ class Session:
         served_methods: Collection[str] = (),
         instructions: str | None = None,
         versions: tuple[str, ...] = KNOWN_VERSIONS,
+        modern_versions: tuple[str, ...] = (),
     ) -> None:
         unknown = [v for v in versions if v not in KNOWN_VERSIONS]
         if not versions or unknown:
@@ -193,6 +202,7 @@ class Session:
         self.capabilities = capabilities
         self.instructions = instructions
         self.versions = versions
+        self.modern_versions = modern_versions
         self.served_methods = frozenset(served_methods)
         self.state = State.NEW
         self.negotiated_version: str | None = None
@@ -314,8 +324,10 @@ class Session:
         self._outgoing[request_id] = _Outgoing(method, progress)
         return Request(request_id, method, params)
 
-    def notification(self, method: str, params: dict[str, Any] | None = None) -> Notification:
-        """A notification to send.
+    def notification(self, method: str, params: dict[str, Any] | None = None, *,
+                     related_to: RequestId | None = None) -> Notification:
+        """A notification to send (``related_to``: the request it belongs to, if any);
+        one about a modern request being served ignores the lifecycle (it has none).
 
         Raises:
             LocalProtocolError: too early in the lifecycle (AMBIG-7).
@@ -323,7 +335,9 @@ class Session:
         """
         if method == "notifications/initialized":
             return self.initialized_notification()
-        self._check_can_send(method, EARLY_NOTIFICATIONS)
+        serving = self._serving.get(related_to) if related_to is not None else None
+        if serving is None or serving.scope is None:
+            self._check_can_send(method, EARLY_NOTIFICATIONS)
         needed = OWN_CAPABILITY.get(method)
         if needed is not None and not needed[1](self.capabilities):
             raise CapabilityError(f"{method} needs our {needed[0]!r} capability")
@@ -425,6 +439,9 @@ class Session:
         method = request.method
         if self.state is State.CLOSED:
             return Ignored(f"request {method} after close")
+        if (self.modern_versions and self.state is State.NEW
+                and is_modern_request(method, request.params)):
+            return self._receive_modern(request, in_batch)
         if method == "ping":
             return Reply(Response(request.id, {}))
         if method == "initialize" and self.role is Role.SERVER:
@@ -437,12 +454,25 @@ class Session:
         if not self.initialized:
             return self._refuse(request, InvalidRequest(
                 f"Invalid Request: {method} before initialization"))
+        return self._accept(request, None)
+
+    def _accept(self, request: Request, scope: RequestScope | None) -> Event:
         if request.id in self._serving:
             return self._refuse(request, InvalidRequest(
                 f"Invalid Request: id {request.id!r} is already in use"))
-        token = _progress_token(request.params)
-        self._serving[request.id] = _Serving(token)
-        return RequestReceived(request, token)
+        token = progress_token_of(request.params)
+        self._serving[request.id] = _Serving(token, scope)
+        return RequestReceived(request, token, scope)
+
+    def _receive_modern(self, request: Request, in_batch: bool) -> Event:
+        try:
+            if in_batch:
+                raise InvalidRequest("Invalid Request: the modern era has no batches")
+            scope = modern_scope(request.method, request.params or {}, self.modern_versions,
+                                 self.served_methods)
+        except RpcError as exc:
+            return self._refuse(request, exc)
+        return self._accept(request, scope)
 
     def _answer_initialize(self, request: Request) -> Event:
         if self.state is not State.NEW:
@@ -558,16 +588,6 @@ class Session:
         self.peer_capabilities = result.capabilities
         self.peer_instructions = result.instructions
         return ResponseReceived(answer_id, "initialize", result=answer.result)
-
-
-def _progress_token(params: dict[str, Any] | None) -> str | int | None:
-    if not params:
-        return None
-    meta = params.get("_meta")
-    if not isinstance(meta, dict):
-        return None
-    token = meta.get("progressToken")
-    return token if is_request_id(token) else None
 
 
 def _is_number(value: object) -> TypeGuard[float]:

@@ -20,9 +20,10 @@ from ..transports.base import Transport
 from ._content import json_safe
 from ._context import Context
 from ._logging import RateLimit, check_level, level_rank
+from ._modern import serve_modern
 
 if TYPE_CHECKING:
-    from ._registry import Registry
+    from ._registry import Handler, Registry
     from ._server import Server
 
 __all__ = ["ServerConnection"]
@@ -31,6 +32,10 @@ log = logging.getLogger("mcp_sync.server")
 
 #: Sendable between our initialize answer and the client's initialized (AMBIG-7).
 _EARLY_NOTIFICATIONS = frozenset({"notifications/message"})
+
+
+def _no_handler(connection: ServerConnection, incoming: IncomingRequest) -> None:
+    return None  # server/discover is answered by serve_modern itself
 
 
 def _covers(subscribed: str, uri: str) -> bool:
@@ -64,6 +69,7 @@ class ServerConnection:
             served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,
             versions=server.supported_versions,
+            modern_versions=server.modern_versions if transport.modern_era else (),
         )
         self.engine = Engine(
             transport, self.session, handle_request=self._handle,
@@ -258,7 +264,18 @@ class ServerConnection:
     # --- from the engine -----------------------------------------------------------------------
 
     def _handle(self, incoming: IncomingRequest) -> dict[str, Any] | None:
+        if incoming.scope is not None:  # a modern request: stateless, shaped for its era
+            return self._handle_modern(incoming)
         handler = self.registry.handler(incoming.method)
+        return self._run_hooked(incoming, handler)
+
+    def _handle_modern(self, incoming: IncomingRequest) -> dict[str, Any] | None:
+        handler = (self.registry.handler(incoming.method)
+                   if incoming.method != "server/discover" else _no_handler)
+        return self._run_hooked(
+            incoming, lambda connection, request: serve_modern(connection, request, handler))
+
+    def _run_hooked(self, incoming: IncomingRequest, handler: Handler) -> dict[str, Any] | None:
         hooks = self.registry.call_hooks
         if not hooks:
             return handler(self, incoming)

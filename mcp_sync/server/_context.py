@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from .. import types
 from ..protocol._convert import from_wire, to_wire
 from ..protocol._jsonrpc import RequestId
+from ._modern import check_server_requests, modern_log
 from ._reading import read_contents
 
 if TYPE_CHECKING:
@@ -25,7 +26,11 @@ class Context:
 
     Declare a parameter annotated ``Context`` (any name) on a tool, resource or prompt
     function and the server passes one in; it never appears in a schema. Every method is
-    safe to call from any thread the function starts.
+    safe to call from any thread the function starts. The same function serves legacy
+    sessions and modern (2026-07-28) requests; in a modern request :meth:`sample`,
+    :meth:`elicit`, :meth:`elicit_url`, :meth:`list_roots` and :meth:`send_request`
+    raise :class:`~mcp_sync.errors.CapabilityError`, since that era has no requests
+    from server to client and its input-required results are not supported yet.
 
     Example::
 
@@ -96,20 +101,30 @@ class Context:
         """The server serving the request."""
         return self._connection.server
 
+    # What the request is served under (DES-18): the session's in a legacy session, the
+    # request's own ``_meta`` in a modern (2026-07-28) request.
+
     @property
     def client_info(self) -> types.Implementation | None:
-        """The client's name and version from ``initialize``."""
-        return self._connection.client_info
+        """The client's name and version (from ``initialize``, or this request)."""
+        scope = self._incoming.scope
+        return scope.client_info if scope is not None else self._connection.client_info
 
     @property
     def client_capabilities(self) -> types.ClientCapabilities | None:
-        """What the client declared in ``initialize``."""
+        """What the client declared (in ``initialize``, or for this request)."""
+        scope = self._incoming.scope
+        if scope is not None:
+            caps: types.ClientCapabilities | None = scope.client_capabilities
+            return caps
         return self._connection.client_capabilities
 
     @property
     def protocol_version(self) -> str | None:
-        """The protocol version agreed with the client."""
-        return self._connection.protocol_version
+        """The protocol version of this request (agreed in ``initialize``, or named by
+        a modern request)."""
+        scope = self._incoming.scope
+        return scope.version if scope is not None else self._connection.protocol_version
 
     def close_sse_stream(self) -> bool:
         """End the SSE response carrying this request before its answer (SSE polling).
@@ -143,6 +158,8 @@ class Context:
         Raises:
             ValueError: ``level`` is not one of the names above.
         """
+        if self._incoming.scope is not None:
+            return modern_log(self._connection, self._incoming, level, data, logger)
         return self._connection.log(level, data, logger, related_to=self._incoming.id)
 
     def debug(self, data: Any, logger: str | None = None) -> bool:
@@ -174,6 +191,7 @@ class Context:
             RequestCancelled: the request being served was cancelled (or ended)
                 while waiting; the nested request was cancelled at the client.
         """
+        check_server_requests(self._incoming, method)
         return self._connection.send_request(method, params, timeout=timeout,
                                              related_to=self._incoming.id)
 
@@ -241,6 +259,7 @@ class Context:
             metadata=dict(metadata) if metadata is not None else None,
             model_preferences=_model_preferences(model_preferences),
         )
+        check_server_requests(self._incoming, "ctx.sample (sampling/createMessage)")
         params = fit_sampling(self._connection, params, tools, tool_choice)
         raw = self.send_request("sampling/createMessage", to_wire(params), timeout=timeout)
         return from_wire(raw, types.CreateMessageResult)
@@ -255,6 +274,7 @@ class Context:
             RequestCancelled: the request being served was cancelled (or ended)
                 while waiting; the nested request was cancelled at the client.
         """
+        check_server_requests(self._incoming, "ctx.list_roots (roots/list)")
         return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
 
     @overload
@@ -296,6 +316,7 @@ class Context:
         """
         from ._elicitation import elicit_form
 
+        check_server_requests(self._incoming, "ctx.elicit (elicitation/create)")
         return elicit_form(self._connection, message, schema, timeout=timeout,
                            related_to=self._incoming.id)
 
@@ -316,6 +337,7 @@ class Context:
         """
         from ._elicitation import elicit_url
 
+        check_server_requests(self._incoming, "ctx.elicit_url (elicitation/create)")
         return elicit_url(self._connection, message, url, elicitation_id=elicitation_id,
                           timeout=timeout, related_to=self._incoming.id)
 

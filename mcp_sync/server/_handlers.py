@@ -34,6 +34,7 @@ from ._content import (
 from ._context import Context
 from ._features import Completions
 from ._logging import check_level, run_serving
+from ._modern import request_profile
 from ._reading import read_contents, run_with_context
 from ._registry import Handler
 from ._structured import structured_result
@@ -111,7 +112,7 @@ def list_tools(connection: ServerConnection, incoming: IncomingRequest) -> dict[
     server = connection.server
     page, next_cursor = _page(connection.registry.tools(), incoming.params, server.page_size,
                               "tools")
-    profile = connection.session.profile
+    profile = request_profile(connection, incoming)
     if profile is not None and not profile.tool_annotations:
         page = [attrs.evolve(tool, annotations=None) for tool in page]
     if profile is not None and not profile.structured_output:
@@ -132,7 +133,7 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     try:
         kwargs = registered.signature.bind(arguments)
     except InvalidParams as exc:
-        if not errors_as_results(connection.session.profile):
+        if not errors_as_results(request_profile(connection, incoming)):
             raise
         return argument_error_result(name, exc)  # V1125-32, DES-9
     try:
@@ -148,7 +149,7 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         else:
             result = to_call_tool_result(value)
     except Exception as exc:
-        if isinstance(exc, UrlElicitationRequired) and _has_url_mode(connection):
+        if isinstance(exc, UrlElicitationRequired) and _has_url_mode(connection, incoming):
             raise  # answered as the -32042 error itself (V1125-43)
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
@@ -163,7 +164,7 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         registered.embeds_warned = True
         log.warning("tool %r returned an embedded resource, but the server offers no "
                     "resources; register them, or pass resources=True to Server", name)
-    profile = connection.session.profile
+    profile = request_profile(connection, incoming)
     content = for_profile(result.content, profile)
     if content is not result.content:
         result = attrs.evolve(result, content=content)
@@ -173,8 +174,8 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     return _wire(result)
 
 
-def _has_url_mode(connection: ServerConnection) -> bool:
-    profile = connection.session.profile
+def _has_url_mode(connection: ServerConnection, incoming: IncomingRequest) -> bool:
+    profile = request_profile(connection, incoming)
     return profile is not None and profile.elicitation_url
 
 
@@ -246,7 +247,7 @@ def get_prompt(connection: ServerConnection, incoming: IncomingRequest) -> dict[
         log.exception("prompt %r failed", name)
         raise InternalError("Internal error while rendering the prompt",
                             {"prompt": name}) from None
-    profile = connection.session.profile
+    profile = request_profile(connection, incoming)
     messages = [attrs.evolve(message, content=for_profile([message.content], profile)[0])
                 for message in result.messages]
     return _wire(attrs.evolve(result, messages=messages))

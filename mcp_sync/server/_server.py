@@ -21,11 +21,11 @@ from __future__ import annotations
 import logging as _logging_module
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from .. import types
 from ..protocol._make_icons import IconsSpec, make_icons
-from ..protocol._versions import supported_versions as supported_versions_of
+from ..protocol._versions import split_versions
 from ..transports.base import Transport
 from ._connection import ServerConnection
 from ._content import json_safe
@@ -40,6 +40,7 @@ from ._features import (
 )
 from ._handlers import HANDLERS
 from ._logging import McpLogHandler, check_level
+from ._modern import cache_settings
 from ._registry import CallHook, Registry, RootsCallback
 from ._serving import Serving
 from ._uri_template import is_template
@@ -79,10 +80,12 @@ class Server(Serving):
             resource template has a completer.
         logging: declare ``logging`` (True by default); with False, log messages are
             never sent.
-        supported_versions: the protocol versions to speak, by default all four
-            (2024-11-05 to 2025-11-25). A client offering one of them gets it; any other
-            offer gets the newest of them. Over HTTP, an ``MCP-Protocol-Version`` header
-            outside them is refused with 400.
+        supported_versions: the versions to speak, by default all: legacy ones (an
+            ``initialize`` offering one gets it, any other offer the newest; over HTTP
+            another ``MCP-Protocol-Version`` header is refused with 400) and
+            2026-07-28 (modern, over stdio and in memory; docs/server.md "Eras").
+        cache_ttl_ms, cache_scope: ``ttlMs`` and ``cacheScope`` of modern list, read
+            and discover results (0 and ``"private"`` by default, or ``"public"``).
         title, description, website_url, icons: more of ``serverInfo``: a display
             name (sent from 2025-06-18), a description, a website and
             :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape (sent from
@@ -102,17 +105,16 @@ class Server(Serving):
     """
 
     def __init__(self, name: str, version: str = "0.0.0", *, instructions: str | None = None,
-                 page_size: int = 100, max_workers: int = 16,
-                 idle_thread_timeout: float = 30.0,
+                 page_size: int = 100, max_workers: int = 16, idle_thread_timeout: float = 30.0,
                  timeout: float = DEFAULT_TIMEOUT, log_level: types.LoggingLevel = "info",
                  log_rate_limit: float | None = None,
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
-                 logging: bool = True,
-                 supported_versions: Iterable[str] | None = None,
+                 logging: bool = True, supported_versions: Iterable[str] | None = None,
                  title: str | None = None, description: str | None = None,
-                 website_url: str | None = None,
-                 icons: Iterable[types.Icon | Mapping[str, Any]] | None = None) -> None:
+                 website_url: str | None = None, icons: IconsSpec = None,
+                 cache_ttl_ms: int = 0, cache_scope: Literal["private", "public"] = "private",
+                 ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -128,8 +130,10 @@ class Server(Serving):
         if log_rate_limit is not None and log_rate_limit <= 0:
             raise ValueError("log_rate_limit must be positive")
         self.log_rate_limit = log_rate_limit
-        #: The protocol versions this server speaks, oldest first (VERSION-2/3, DES-4).
-        self.supported_versions = supported_versions_of(supported_versions)
+        #: The legacy protocol versions this server speaks, oldest first (VERSION-2/3,
+        #: DES-4), and the modern ones (DES-1), which are never negotiated by initialize.
+        self.supported_versions, self.modern_versions = split_versions(supported_versions)
+        self.cache_ttl_ms, self.cache_scope = cache_settings(cache_ttl_ms, cache_scope)
         # serverInfo beyond name and version (V1125-6); older sessions get less (DES-2).
         self.title = title
         self.description = description

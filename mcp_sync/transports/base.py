@@ -87,6 +87,11 @@ class Transport(abc.ABC):
     #: :meth:`close` ends it. The engine then reads nothing and starts no reader thread.
     ends_on_close = False
 
+    #: True for a transport whose messages may open the modern era (2026-07-28): one
+    #: connection carrying whole requests, as stdio and memory do. HTTP has rules of its
+    #: own for that era (headers, per-request streams) and keeps it off.
+    modern_era = False
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""

@@ -28,6 +28,8 @@ class MemoryTransport(Transport):
     wait with a timeout, or send a frame that is not valid JSON-RPC.
     """
 
+    modern_era = True
+
     def __init__(self, inbox: queue.SimpleQueue[bytes], outbox: queue.SimpleQueue[bytes]) -> None:
         self._inbox = inbox
         self._outbox = outbox

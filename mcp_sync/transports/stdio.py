@@ -497,6 +497,8 @@ class StdioServerTransport(Transport):
     messages reaches the client.
     """
 
+    modern_era = True
+
     def __init__(self, stdin_fd: int = 0, stdout_fd: int = 1, *, guard_stdout: bool | None = None,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         if guard_stdout is None:

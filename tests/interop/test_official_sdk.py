@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO_SERVER = ROOT / "examples" / "demo_server.py"
 SDK_SERVER = Path(__file__).resolve().with_name("sdk_server.py")
 
+MODERN = "2026-07-28"
+
 #: The SDK gives up on an unanswered ``server/discover`` after this long, then falls back.
 SDK_DISCOVER_TIMEOUT = 10.0
 #: Connecting must be far quicker than that, or the probe was met with silence.
@@ -187,12 +189,13 @@ async def _drive_demo_server(mode: str) -> dict[str, Any]:
                 await client.call_tool("no_such_tool", {})
             except MCPError as exc:
                 seen["unknown_tool_error"] = exc
-            seen["ping"] = await client.session.send_ping()
+            if client.protocol_version != MODERN:  # the modern era has no ping
+                seen["ping"] = await client.session.send_ping()
     return seen
 
 
-def _check_demo_exchange(seen: dict[str, Any]) -> None:
-    assert seen["protocol_version"] == "2025-11-25"
+def _check_demo_exchange(seen: dict[str, Any], version: str = "2025-11-25") -> None:
+    assert seen["protocol_version"] == version
     assert seen["server_info"] is not None
     assert (seen["server_info"].name, seen["server_info"].version) == ("demo", "1.0.0")
     assert seen["instructions"] == "Arithmetic and echo tools."
@@ -221,7 +224,8 @@ def _check_demo_exchange(seen: dict[str, Any]) -> None:
     assert error.code == -32602
     assert "no_such_tool" in error.message
 
-    assert seen["ping"].model_dump(exclude_none=True) == {}
+    if version != MODERN:
+        assert seen["ping"].model_dump(exclude_none=True) == {}
 
     # What both sides sent, as the SDK saw it, fits the negotiated version's schema
     # (DES-19); the probe before initialize belongs to no version and is left out.
@@ -236,23 +240,27 @@ def _check_demo_exchange(seen: dict[str, Any]) -> None:
 
 @pytest.mark.timeout(30)
 def test_sdk_client_auto_mode_against_our_server() -> None:
-    """The SDK's default client probes, falls back and works with our stdio server.
+    """The SDK's default client probes with server/discover, our dual-era stdio server
+    answers it, and the SDK stays in the modern era: no initialize, every request
+    carrying its own _meta, every answer fitting the 2026-07-28 schema (DES-19).
 
-    LIFECYCLE-2, LIFECYCLE-3, LIFECYCLE-4, VERSION-3, TOOLS-2, TOOLS-3, TOOLS-4, TOOLS-7,
-    TOOLS-9, PROGRESS-3, PROGRESS-4, PING-2, STDIO-1, STDIO-2, STDIO-4.
+    DES-1, DES-18, COEX (how eras find each other), TOOLS-2, TOOLS-3, TOOLS-4, TOOLS-7,
+    TOOLS-9, PROGRESS-3, PROGRESS-4, STDIO-1, STDIO-2, STDIO-4.
     """
     seen = anyio.run(_drive_demo_server, "auto")
-    _check_demo_exchange(seen)
+    _check_demo_exchange(seen, MODERN)
 
     traffic: _Traffic = seen["traffic"]
     methods = [m.get("method") for m in traffic.sent]
-    assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    assert methods[0] == "server/discover"
+    assert "initialize" not in methods and "notifications/initialized" not in methods
     discover = traffic.sent[0]
     answer = next(m for m in traffic.received if m.get("id") == discover["id"])
-    assert answer["error"]["code"] == -32601
-    offered = traffic.sent[1]["params"]["protocolVersion"]
-    assert offered == "2025-11-25"
-    # Silence would have cost the full discover timeout before the SDK fell back.
+    assert answer["result"]["supportedVersions"] == [MODERN]
+    for message in traffic.sent:
+        if "id" in message and "method" in message:
+            assert message["params"]["_meta"][
+                "io.modelcontextprotocol/protocolVersion"] == MODERN
     assert seen["connect_seconds"] < CONNECT_BOUND < SDK_DISCOVER_TIMEOUT
 
 
@@ -521,9 +529,11 @@ def _newer_client_exchange(pipe: _ServerPipe) -> None:
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "newer-client", "version": "9.0"},
     }
-    # Newer clients probe first; anything but a prompt -32601 stalls or breaks them.
+    # Newer clients probe first and need a prompt answer. This probe lacks the required
+    # clientCapabilities, so our dual-era server refuses it as a modern request would be
+    # (-32602), which is no modern-only signal: the client falls back to initialize.
     answer = pipe.request(0, "server/discover", {"_meta": newer_meta})
-    assert _error_code(answer) == -32601
+    assert _error_code(answer) == -32602
 
     # A feature request before initialize is refused, not served under guessed rules.
     answer = pipe.request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})

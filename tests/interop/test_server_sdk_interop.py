@@ -79,7 +79,10 @@ async def _drive(mode: str) -> dict[str, Any]:
     return seen
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
+# Legacy only: the SDK's default ("auto") mode now stays in the modern era with our
+# server, which has no logging/setLevel, subscriptions or requests to the client; that
+# era is driven in tests/interop/test_everything_server.py.
+@pytest.mark.parametrize("mode", ["legacy"])
 def test_sdk_client_uses_every_server_feature(mode: str) -> None:
     """The SDK's client reads resources and templates, renders prompts, completes, sets
     the log level, receives logs and resource updates, and answers sampling and roots

@@ -1,0 +1,140 @@
+"""Serving a modern (2026-07-28) request: discover, result shape, errors and logs.
+
+The session decides which era a request belongs to and checks its ``_meta``
+(:mod:`mcp_sync.protocol._modern`); the feature handlers then run unchanged, reading
+the profile of :func:`request_profile` (and :class:`~mcp_sync.server.Context` the
+version, capabilities and client info of the request's scope). What differs is
+wrapped around them here:
+
+* ``server/discover`` answers what ``initialize`` used to: versions, capabilities,
+  instructions, and ``serverInfo`` in ``_meta``.
+* Every result gets ``resultType: "complete"`` and ``_meta.serverInfo``; list, read and
+  discover results get ``ttlMs`` and ``cacheScope`` (the server's ``cache_ttl_ms`` and
+  ``cache_scope``).
+* An unknown resource is -32602, no longer -32002 (SEP-2164).
+* A log message reaches the client only for a request that opted in with
+  ``io.modelcontextprotocol/logLevel``, at or above that level, tied to that request.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import types
+from ..errors import CapabilityError, InvalidParams, ResourceNotFound
+from ..protocol._capability_rules import implementation_for, server_capabilities_for
+from ..protocol._convert import to_wire
+from ..protocol._modern import SERVER_INFO_KEY, RequestScope
+from ..protocol._versions import VersionProfile
+from ._content import json_safe
+from ._logging import check_level, level_rank
+
+if TYPE_CHECKING:
+    from ..engine._engine import IncomingRequest
+    from ._connection import ServerConnection
+    from ._registry import Handler
+
+__all__ = ["cache_settings", "check_server_requests", "modern_log", "request_profile",
+           "serve_modern"]
+
+#: Results that may be cached, and so carry ``ttlMs`` and ``cacheScope``.
+_CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                        "resources/templates/list", "resources/read"})
+
+
+def cache_settings(ttl_ms: int, scope: str) -> tuple[int, str]:
+    """Check the server's ``cache_ttl_ms`` and ``cache_scope``.
+
+    Raises:
+        ValueError: a negative ``ttl_ms``, or a ``scope`` other than private or public.
+    """
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms < 0:
+        raise ValueError(f"cache_ttl_ms must be a whole number of milliseconds, not {ttl_ms!r}")
+    if scope not in ("private", "public"):
+        raise ValueError(f"cache_scope must be 'private' or 'public', not {scope!r}")
+    return ttl_ms, scope
+
+
+def request_profile(connection: ServerConnection,
+                    incoming: IncomingRequest) -> VersionProfile | None:
+    """The profile ``incoming`` is served under (DES-18): its own in a modern request,
+    the session's in a legacy one."""
+    scope: RequestScope | None = incoming.scope
+    return scope.profile if scope is not None else connection.session.profile
+
+
+def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
+                 handler: Handler) -> dict[str, Any]:
+    """Run ``handler`` for a modern request and give its result the modern shape."""
+    scope: RequestScope = incoming.scope
+    if incoming.method == "server/discover":
+        result = _discover(connection, scope)
+    else:
+        try:
+            result = handler(connection, incoming) or {}
+        except ResourceNotFound as exc:
+            raise InvalidParams(exc.message, exc.data) from None  # SEP-2164
+    result = dict(result)
+    result["resultType"] = "complete"
+    meta = dict(result.get("_meta") or {})
+    meta[SERVER_INFO_KEY] = _server_info(connection, scope)
+    result["_meta"] = meta
+    if incoming.method in _CACHEABLE:
+        server = connection.server
+        result.setdefault("ttlMs", server.cache_ttl_ms)
+        result.setdefault("cacheScope", server.cache_scope)
+    return result
+
+
+def _server_info(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
+    server = connection.server
+    info = types.Implementation(
+        name=server.name, version=server.version, title=server.title,
+        description=server.description, website_url=server.website_url, icons=server.icons)
+    wire: dict[str, Any] = implementation_for(to_wire(info), scope.profile)
+    return wire
+
+
+def _discover(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
+    server = connection.server
+    # The capabilities whose methods this connection serves (fixed when it started).
+    capabilities = server_capabilities_for(to_wire(connection.capabilities), scope.profile)
+    # No subscriptions/listen yet, so nothing of a change stream is promised.
+    for feature in ("tools", "prompts", "resources"):
+        entry = capabilities.get(feature)
+        if isinstance(entry, dict):
+            capabilities[feature] = {key: value for key, value in entry.items()
+                                     if key not in ("listChanged", "subscribe")}
+    result: dict[str, Any] = {"supportedVersions": list(server.modern_versions),
+                              "capabilities": capabilities}
+    if server.instructions is not None:
+        result["instructions"] = server.instructions
+    return result
+
+
+def modern_log(connection: ServerConnection, incoming: IncomingRequest,
+               level: types.LoggingLevel, data: Any, logger: str | None) -> bool:
+    """Send a log message about a modern request, if that request opted in to its level."""
+    check_level(level)
+    scope: RequestScope = incoming.scope
+    if scope.log_level is None or connection.capabilities.logging is None:
+        return False
+    if level_rank(level) < level_rank(check_level(scope.log_level)):
+        return False
+    params: dict[str, Any] = {"level": level, "data": json_safe(data)}
+    if logger is not None:
+        params["logger"] = logger
+    return connection._send_notification("notifications/message", params, incoming.id)
+
+
+def check_server_requests(incoming: IncomingRequest, what: str) -> None:
+    """Refuse a request to the client inside a modern request (there are none any more).
+
+    Raises:
+        CapabilityError: ``incoming`` is a modern request.
+    """
+    if incoming.scope is not None:
+        raise CapabilityError(
+            f"{what} is not available in a modern (2026-07-28) request: the era replaces "
+            "server-to-client requests with input-required results, which this server "
+            "does not support yet")
