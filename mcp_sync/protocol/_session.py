@@ -160,8 +160,7 @@ class _Outgoing(Record):
 class _Serving(Record):
     __slots__ = ("cancelled", "last_progress", "progress_token", "scope")
 
-    def __init__(self, progress_token: str | int | None,
-                 scope: RequestScope | None = None) -> None:
+    def __init__(self, progress_token: str | int | None, scope: RequestScope | None) -> None:
         self.progress_token = progress_token
         self.scope = scope
         self.cancelled = False
