@@ -694,13 +694,17 @@ def test_content_lists_decode_and_encode_every_kind_of_text_item_alike() -> None
         {"type": "text", "text": "plain"},
         {"type": "text", "text": "noted", "annotations": {"priority": 0.5}},
         {"type": "text", "text": "newer", "title": "kept in extra"},
+        {"type": "text", "text": "with meta", "_meta": {"example.com/k": 1}},
         {"type": "image", "data": "AAAA", "mimeType": "image/png"},
         {"type": "text", "text": "plain again"},
     ]
     result = from_wire({"content": items}, types.CallToolResult)
     assert result.content[0] == types.TextContent(text="plain")
     assert result.content[2].extra == {"title": "kept in extra"}
+    assert result.content[3].meta == {"example.com/k": 1}
     assert to_wire(result) == {"content": items}
+    assert to_wire(types.TextContent(text="m", meta={"k": 2})) == {
+        "type": "text", "text": "m", "_meta": {"k": 2}}
     for bad, problem in (({"type": "text", "text": 1}, r"\$\.content\[1\]\.text"),
                          ({"type": "text"}, r"\$\.content\[1\]\.text"),
                          ({"type": 7, "text": "x"}, r"\$\.content\[1\]\.type"),
