@@ -159,7 +159,8 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
         return _wire(types.CallToolResult(
             content=[types.TextContent(text=f"Error: {message}")], is_error=True))
     if not registered.embeds_warned and connection.capabilities.resources is None and any(
-            isinstance(item, types.EmbeddedResource) for item in result.content):
+            # The kinds first: walking a large result's items one by one costs more.
+            issubclass(kind, types.EmbeddedResource) for kind in set(map(type, result.content))):
         # V0618-23: embedded resources come with the resources capability.
         registered.embeds_warned = True
         log.warning("tool %r returned an embedded resource, but the server offers no "
