@@ -18,14 +18,14 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import requests
 
 from mcp_sync import Server
-from mcp_sync.transports.http_server import HttpServerHandle, serve_http
+from mcp_sync.transports.http_server import HttpServerHandle, RedisSessionStore, serve_http
 
 __all__ = ["Gunicorn", "RedisServer", "RoundRobinProxy", "free_port", "redis_server", "serve_proxy"]
 
@@ -99,6 +99,22 @@ def serve_proxy(proxy: RoundRobinProxy) -> HttpServerHandle:
     """Serve ``proxy`` on a free loopback port (``handle.url`` ends with ``/mcp``)."""
     return serve_http(Server("proxy"), max_threads=32, max_get_streams=1,
                       wrap=lambda _app: proxy)
+
+
+def two_servers_behind_a_proxy(stack: contextlib.ExitStack, make_server: Callable[[], Server],
+                                redis_url: str) -> tuple[RoundRobinProxy, str]:
+    """Two embedded servers sharing the Redis at ``redis_url``, behind a round-robin proxy
+    with no affinity; returns the proxy and its URL. ``stack`` closes them all."""
+    handles = []
+    for _ in range(2):
+        store = RedisSessionStore.from_url(redis_url)
+        stack.callback(store.close)
+        handles.append(stack.enter_context(serve_http(make_server(), session_store=store)))
+    proxy = RoundRobinProxy([handle.url.removesuffix("/mcp") for handle in handles])
+    url = stack.enter_context(serve_proxy(proxy)).url
+    for handle in handles:
+        stack.callback(handle.close)
+    return proxy, url
 
 
 def free_port() -> int:

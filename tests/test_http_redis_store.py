@@ -32,7 +32,7 @@ from tests.http_server_helpers import (
     parse_sse,
     read_events,
 )
-from tests.scaleout_helpers import RedisServer, RoundRobinProxy, free_port, serve_proxy
+from tests.scaleout_helpers import RedisServer, free_port, two_servers_behind_a_proxy
 from tests.scaleout_helpers import redis_server as redis_server  # the fixture
 
 everything = load_module(EXAMPLES / "everything_server.py", "everything_for_redis")
@@ -179,16 +179,7 @@ def test_delete_ends_the_session_on_every_application(redis_server: RedisServer)
 def test_one_client_through_a_proxy_without_affinity(redis_server: RedisServer) -> None:
     logs: list[Any] = []
     with ExitStack() as stack:
-        handles = []
-        for _ in range(2):
-            store = RedisSessionStore.from_url(redis_server.url)
-            stack.callback(store.close)
-            handles.append(stack.enter_context(serve_http(everything.make_server(),
-                                                          session_store=store)))
-        proxy = RoundRobinProxy([handle.url.removesuffix("/mcp") for handle in handles])
-        url = stack.enter_context(serve_proxy(proxy)).url
-        for handle in handles:
-            stack.callback(handle.close)
+        proxy, url = two_servers_behind_a_proxy(stack, everything.make_server, redis_server.url)
 
         def answer(request: Any) -> dict[str, Any]:
             return {"action": "accept", "content": {"name": "Ada"}}

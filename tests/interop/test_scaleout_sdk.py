@@ -13,9 +13,8 @@ import pytest
 from mcp.client import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_sync.transports.http_server import RedisSessionStore, serve_http
 from tests.helpers import EXAMPLES, load_module
-from tests.scaleout_helpers import RedisServer, RoundRobinProxy, serve_proxy
+from tests.scaleout_helpers import RedisServer, two_servers_behind_a_proxy
 from tests.scaleout_helpers import redis_server as redis_server  # the fixture
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
@@ -42,16 +41,7 @@ async def _drive(url: str) -> dict[str, Any]:
 
 def test_sdk_client_through_a_proxy_without_affinity(redis_server: RedisServer) -> None:
     with ExitStack() as stack:
-        handles = []
-        for _ in range(2):
-            store = RedisSessionStore.from_url(redis_server.url)
-            stack.callback(store.close)
-            handles.append(stack.enter_context(serve_http(everything.make_server(),
-                                                          session_store=store)))
-        proxy = RoundRobinProxy([handle.url.removesuffix("/mcp") for handle in handles])
-        url = stack.enter_context(serve_proxy(proxy)).url
-        for handle in handles:
-            stack.callback(handle.close)
+        proxy, url = two_servers_behind_a_proxy(stack, everything.make_server, redis_server.url)
         seen = anyio.run(_drive, url)
         (session_id,) = proxy.session_ids()
         assert proxy.backends_of(session_id) == {0, 1}
