@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request, Response
 
-from ...errors import ErrorCode, RpcError
+from ...errors import ErrorCode, MethodNotFound, RpcError
 from ...protocol._http_headers import (
     HEADER_MISMATCH,
     METHOD_HEADER,
@@ -167,6 +167,11 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
         return error_response(400, ErrorCode.INVALID_REQUEST,
                               "Invalid Request: a modern POST carries one request")
     environ = request.environ
+    if incoming.method == "initialize":
+        # Without a protocolVersion to negotiate it is no legacy handshake, and the
+        # modern era has none.
+        return _refuse(incoming.id, MethodNotFound(
+            "Method not found: initialize (the modern era has no handshake)"))
     refused = check_request(environ, incoming)
     if refused is not None:
         return _refuse(incoming.id, refused)
