@@ -282,6 +282,19 @@ def test_get_and_delete_without_a_session_are_405_for_the_modern_era(
         assert legacy.status_code == 400
 
 
+def test_a_browser_preflight_may_send_the_modern_headers(app: StreamableHttpApp) -> None:
+    """CORS: the preflight allows Mcp-Method, Mcp-Name and the Mcp-Param-* headers a
+    page asks about (their names depend on each tool)."""
+    response = WerkzeugClient(app).options("/mcp", headers={
+        "Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "mcp-method, mcp-param-region, x-other"})
+    assert response.status_code == 204
+    allowed = {h.strip().lower()
+               for h in response.headers["Access-Control-Allow-Headers"].split(",")}
+    assert {"mcp-method", "mcp-name", "mcp-protocol-version", "mcp-param-region"} <= allowed
+    assert "x-other" not in allowed
+
+
 # --- _meta, version and method ---------------------------------------------------------------
 
 

@@ -56,7 +56,7 @@ from ._event_store import EventStore, MemoryEventStore
 from ._get import GetAndDelete
 from ._host import ConnectionHost
 from ._legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
-from ._modern import is_modern_post, post_modern, refuse_modern_get
+from ._modern import is_modern_post, param_headers_asked, post_modern, refuse_modern_get
 from ._session import SessionTransport
 from ._shared import LocalSession as _Session
 from ._shared import SharedSessions
@@ -335,7 +335,7 @@ class StreamableHttpApp(GetAndDelete):
         method = request.method
         if method == "OPTIONS":
             return preflight(allow, "Last-Event-ID", SESSION_HEADER, VERSION_HEADER,
-                             *MODERN_HEADERS)
+                             *MODERN_HEADERS, *param_headers_asked(environ))
         if method not in allow.split(", "):
             return error_response(405, ErrorCode.INVALID_REQUEST,
                                   f"Method Not Allowed: {method}",

@@ -33,6 +33,7 @@ from ...protocol._http_headers import (
     PARAM_HEADER_PREFIX,
     check_param_headers,
     decode_header_value,
+    is_header_token,
 )
 from ...protocol._jsonrpc import Batch, Incoming, Notification
 from ...protocol._jsonrpc import Request as RpcRequest
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from ._app import StreamableHttpApp
 
 __all__ = ["MISSING_CLIENT_CAPABILITY", "MODERN_STATUS", "STREAMING_METHODS", "check_request",
-           "is_modern_post", "post_modern", "refuse_modern_get"]
+           "is_modern_post", "param_headers_asked", "post_modern", "refuse_modern_get"]
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -150,6 +151,15 @@ def _param_headers(environ: dict[str, Any]) -> dict[str, str]:
     # The environment spells "-" and "_" alike; check_param_headers reads them so.
     return {key[5:].lower().replace("_", "-"): str(value)
             for key, value in environ.items() if key.startswith(_PARAM_KEY_PREFIX)}
+
+
+def param_headers_asked(environ: dict[str, Any]) -> list[str]:
+    """The ``Mcp-Param-*`` headers a browser's CORS preflight asks to send: their names
+    depend on each tool, so the preflight allows those it is asked about."""
+    asked = str(environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "")).split(",")
+    prefix = PARAM_HEADER_PREFIX.lower()
+    return [name.strip() for name in asked if name.strip().lower().startswith(prefix)
+            and is_header_token(name.strip())]
 
 
 def _refuse(request_id: Any, error: RpcError) -> Response:
