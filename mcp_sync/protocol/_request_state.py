@@ -22,7 +22,6 @@ seconds since the epoch): this module never reads a clock.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import hmac
@@ -74,10 +73,14 @@ def request_binding(method: str, params: dict[str, Any], audience: str) -> Reque
 
 
 def _b64(data: bytes) -> str:
+    import base64  # here, not at import: only a server asking for input needs it
+
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
 def _unb64(text: str) -> bytes:
+    import base64
+
     raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     if _b64(raw) != text:  # only the one canonical spelling is ours
         raise ValueError("not canonical base64url")

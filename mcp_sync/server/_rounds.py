@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import CapabilityError, InternalError, InvalidParams
 from ..protocol._request_state import request_binding
-from ._elicitation import client_modes
 
 if TYPE_CHECKING:
     from .. import types
@@ -163,6 +162,8 @@ class ModernAsker:
             raise CapabilityError(
                 f"{method} is only possible while serving tools/call, prompts/get or "
                 f"resources/read in a modern (2026-07-28) request, not {self._incoming.method}")
+        from ._elicitation import client_modes  # here: only a function that asks needs it
+
         caps = self.capabilities
         if method == "sampling/createMessage" and (caps is None or caps.sampling is None):
             raise CapabilityError("the client did not declare the sampling capability")

@@ -19,7 +19,7 @@ unless ``logging=False``, because any function can log through its Context.
 from __future__ import annotations
 
 import logging as _logging_module
-import secrets
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, overload
@@ -141,7 +141,7 @@ class Server(Serving, ServerLogging):
         self.supported_versions, self.modern_versions = split_versions(supported_versions)
         self.cache_ttl_ms, self.cache_scope = cache_settings(cache_ttl_ms, cache_scope)
         self._request_state = RequestStateSeal(
-            secrets.token_bytes(32) if request_state_key is None else request_state_key,
+            os.urandom(32) if request_state_key is None else request_state_key,
             request_state_ttl)
         # serverInfo beyond name and version (V1125-6); older sessions get less (DES-2).
         self.title = title
