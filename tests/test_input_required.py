@@ -20,7 +20,14 @@ from typing import Any
 import attrs
 import pytest
 
-from mcp_sync import Context, ElicitationRequest, ElicitationResult, Server, types
+from mcp_sync import (
+    CapabilityError,
+    Context,
+    ElicitationRequest,
+    ElicitationResult,
+    Server,
+    types,
+)
 from mcp_sync.testing import open_client
 from tests.helpers import RawPeer
 from tests.server_support import MODERN, modern_peer, modern_request
@@ -270,18 +277,44 @@ def test_url_mode_is_asked_without_an_elicitation_id(
 # --- what may not be asked ---------------------------------------------------------------------
 
 
-def test_only_declared_capabilities_are_asked_for_sep_2322(
-        served: tuple[RawPeer, list[str]]) -> None:
-    """SEP-2322 (capability check): without the client's elicitation capability the
-    ask fails as in a legacy session (a tool error, CapabilityError) and no input
-    request is sent; URL mode needs elicitation.url."""
+@pytest.mark.parametrize(("method", "params", "caps", "required"), [
+    ("tools/call", BOOK, {"sampling": {}}, {"elicitation": {}}),
+    ("tools/call", {"name": "visit", "arguments": {}}, {"elicitation": {}},
+     {"elicitation": {"url": {}}}),
+    ("resources/read", {"uri": "notes://todo"}, {"elicitation": {}}, {"roots": {}}),
+    ("prompts/get", {"name": "briefing", "arguments": {"topic": "x"}}, {},
+     {"elicitation": {}}),
+])
+def test_an_undeclared_capability_is_missing_required_client_capability_sep_2575(
+        served: tuple[RawPeer, list[str]], method: str, params: dict[str, Any],
+        caps: dict[str, Any], required: dict[str, Any]) -> None:
+    """SEP-2322 (capability check), SEP-2575, schema MissingRequiredClientCapabilityError:
+    an ask the request's clientCapabilities do not allow sends no input request; the
+    request is answered -32021 with data.requiredCapabilities."""
     raw, _ = served
-    refused = result(raw, "tools/call", BOOK, clientCapabilities={"sampling": {}})
-    assert refused["resultType"] == "complete" and refused["isError"] is True
-    assert "elicitation capability" in refused["content"][0]["text"]
-    url = result(raw, "tools/call", {"name": "visit", "arguments": {}},
-                 clientCapabilities={"elicitation": {}})
-    assert url["isError"] is True and "url-mode" in url["content"][0]["text"]
+    failed = error(raw, method, params, clientCapabilities=caps)
+    assert failed["code"] == -32021
+    assert failed["data"] == {"requiredCapabilities": required}
+
+
+def test_a_function_may_catch_the_missing_capability_and_do_without() -> None:
+    """The -32021 error is a CapabilityError inside the function: caught, the function
+    goes on and completes; in a legacy session the same body gets CapabilityError."""
+    server = Server("fallback")
+
+    @server.tool()
+    def summary(ctx: Context) -> str:
+        try:
+            return ctx.sample("Summarise", max_tokens=5).model
+        except CapabilityError as exc:
+            return f"no model: {type(exc).__name__}"
+
+    with modern_peer(server) as (raw, _):
+        done = result(raw, "tools/call", {"name": "summary", "arguments": {}},
+                      clientCapabilities={})
+    assert done["content"][0]["text"] == "no model: MissingClientCapability"
+    with open_client(server) as client:
+        assert client.call_tool("summary").content[0].text == "no model: CapabilityError"
 
 
 def test_requests_the_era_lacks_and_requests_that_cannot_ask_sep_2322(

@@ -121,9 +121,11 @@ def _check_mode(asker: Asker, mode: str) -> VersionProfile:
                               f"this session speaks {profile.version}")
     modes = client_modes(asker.capabilities)
     if not modes:
-        raise CapabilityError("the client did not declare the elicitation capability")
+        raise asker.missing("the client did not declare the elicitation capability",
+                            {"elicitation": {}})
     if mode not in modes:
-        raise CapabilityError(f"the client did not declare {mode}-mode elicitation")
+        raise asker.missing(f"the client did not declare {mode}-mode elicitation",
+                            {"elicitation": {mode: {}}})
     return profile
 
 

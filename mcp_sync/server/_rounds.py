@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..errors import CapabilityError, InternalError, InvalidParams
+from ..errors import CapabilityError, InternalError, InvalidParams, MissingClientCapability
 from ..protocol._request_state import request_binding
 
 if TYPE_CHECKING:
@@ -137,6 +137,9 @@ class LegacyAsker:
     def refuse(self, error: InvalidParams) -> NoReturn:
         raise error
 
+    def missing(self, message: str, required: dict[str, Any]) -> CapabilityError:
+        return CapabilityError(message)
+
 
 class ModernAsker:
     """Requests for input as questions of an input-required result (a modern request)."""
@@ -166,11 +169,14 @@ class ModernAsker:
 
         caps = self.capabilities
         if method == "sampling/createMessage" and (caps is None or caps.sampling is None):
-            raise CapabilityError("the client did not declare the sampling capability")
+            raise self.missing("the client did not declare the sampling capability",
+                               {"sampling": {}})
         if method == "roots/list" and (caps is None or caps.roots is None):
-            raise CapabilityError("the client did not declare the roots capability")
+            raise self.missing("the client did not declare the roots capability",
+                               {"roots": {}})
         if method == "elicitation/create" and not client_modes(caps):
-            raise CapabilityError("the client did not declare the elicitation capability")
+            raise self.missing("the client did not declare the elicitation capability",
+                               {"elicitation": {}})
         return rounds.ask(method, params, key)
 
     def refuse(self, error: InvalidParams) -> NoReturn:
@@ -178,6 +184,11 @@ class ModernAsker:
         if rounds is None:
             raise error
         rounds.refuse(error)
+
+    def missing(self, message: str, required: dict[str, Any]) -> CapabilityError:
+        """-32021 if it escapes the function (SEP-2575: a server must not rely on what
+        the client did not declare)."""
+        return MissingClientCapability(message, {"requiredCapabilities": required})
 
 
 Asker = LegacyAsker | ModernAsker

@@ -76,7 +76,8 @@ def fit_sampling(asker: Asker, params: types.CreateMessageRequestParams,
         raise CapabilityError(f"sampling with tools needs protocol version 2025-11-25; "
                               f"this session speaks {version}")
     if (uses_tools or has_blocks) and "tools" not in sampling:
-        raise CapabilityError("the client did not declare sampling.tools")
+        raise asker.missing("the client did not declare sampling.tools",
+                            {"sampling": {"tools": {}}})
     changes: dict[str, Any] = {}
     if tools is not None:
         changes["tools"] = [_tool(tool) for tool in tools]
