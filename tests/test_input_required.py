@@ -520,3 +520,51 @@ def test_the_same_functions_serve_a_legacy_session_with_requests_to_the_client()
     assert prompt.messages[0].content.text == "Brief Ada on MCP."  # type: ignore[union-attr]
     assert notes.contents[0].text == "todo under file:///work"  # type: ignore[union-attr]
     assert runs == ["book", "everything_at_once", "briefing", "notes"]
+
+
+@pytest.mark.parametrize("key", ["", 7])
+def test_a_key_must_be_a_non_empty_string_in_both_eras(key: Any) -> None:
+    """A bad key= fails the ask with ValueError in a legacy session as in a modern
+    request (a tool error either way), before anything is sent."""
+    server = Server("keys")
+
+    @server.tool()
+    def named(ctx: Context) -> str:
+        return ctx.elicit("Name?", {"name": str}, key=key).action
+
+    with modern_peer(server) as (raw, _):
+        failed = result(raw, "tools/call", {"name": "named", "arguments": {}})
+    assert failed["isError"] is True and "key must be" in failed["content"][0]["text"]
+    with open_client(server, elicitation_handler=lambda request: request.decline()) as client:
+        legacy = client.call_tool("named")
+    assert legacy.is_error is True and "key must be" in legacy.content[0].text  # type: ignore[union-attr]
+
+
+def test_an_ask_from_a_thread_the_function_started_still_ends_the_round() -> None:
+    """Context methods work from any thread the function starts: an ask there records
+    the question, and the request is answered input-required whatever the function
+    made of the interruption; the next round's answer reaches the thread."""
+    server = Server("threads")
+
+    @server.tool()
+    def helper(ctx: Context) -> str:
+        found: list[str] = []
+
+        def work() -> None:
+            try:
+                found.append(ctx.elicit("Name?", {"name": str}).value["name"])
+            except BaseException:  # the thread ends; the request still asks
+                found.append("interrupted")
+
+        worker = threading.Thread(target=work, name="test:helper")
+        worker.start()
+        worker.join(10)
+        return found[0]
+
+    with modern_peer(server) as (raw, _):
+        params = {"name": "helper", "arguments": {}}
+        first = result(raw, "tools/call", params)
+        assert list(first["inputRequests"]) == ["elicit-1"]
+        done = result(raw, "tools/call", again(first, params, {
+            "elicit-1": accept({"name": "Ada"})}))
+    assert done["content"][0]["text"] == "Ada"

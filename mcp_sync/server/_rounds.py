@@ -112,6 +112,11 @@ class Rounds:
         raise _AnswerRefused(error)
 
 
+def _check_key(key: str | None) -> None:
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ValueError(f"key must be a non-empty string, not {key!r}")
+
+
 # The rounds of the modern requests being served, by request: every Context of a request
 # (a hook's, the function's, a nested read's) finds them here. Entries live while the
 # handler runs.
@@ -131,6 +136,7 @@ class LegacyAsker:
 
     def request(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
                 key: str | None) -> dict[str, Any]:
+        _check_key(key)  # unused here, but a key that would fail a modern request fails now
         return self._connection.send_request(method, params, timeout=timeout,
                                              related_to=self._incoming.id)
 
@@ -158,8 +164,7 @@ class ModernAsker:
                 f"{method} cannot be sent in a modern (2026-07-28) request: the era has no "
                 "requests from server to client but elicitation, sampling and roots, "
                 "asked through an input-required result")
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key must be a non-empty string, not {key!r}")
+        _check_key(key)
         rounds = _ACTIVE.get(self._incoming)
         if rounds is None:
             raise CapabilityError(
