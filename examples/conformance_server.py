@@ -34,7 +34,12 @@ It offers:
   ``test://template/{id}/data``;
 * prompts ``test_simple_prompt``, ``test_prompt_with_arguments`` (its ``arg1`` and ``arg2``
   complete from a short list), ``test_prompt_with_embedded_resource`` and
-  ``test_prompt_with_image``.
+  ``test_prompt_with_image``;
+* for the 2026-07-28 ``input-required-result-*`` scenarios, the tools and the prompt of
+  :func:`add_input_required_fixtures`, which ask the client for input in one tool body
+  for both eras (an input-required result in a modern request). ``requestState`` is
+  signed with ``MCP_SYNC_REQUEST_STATE_KEY`` when that is set (the same in every process
+  behind one endpoint), else with a key of this process.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import argparse
 import base64
 import io
 import json
+import os
 import wave
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -159,7 +165,8 @@ def make_server() -> Server:
     """
     server = Server("mcp-sync-conformance", version="1.0.0",
                     instructions="The fixtures of the MCP conformance suite.",
-                    tools=True, resources=True, prompts=True, completions=True, logging=True)
+                    tools=True, resources=True, prompts=True, completions=True, logging=True,
+                    request_state_key=os.environ.get("MCP_SYNC_REQUEST_STATE_KEY"))
 
     # --- tools --------------------------------------------------------------------------
 
@@ -351,7 +358,108 @@ def make_server() -> Server:
         """Ask the client's model: a client that declared no sampling gets -32021."""
         return ctx.sample("Say hello", max_tokens=10).content.text
 
+    add_input_required_fixtures(server)
     return server
+
+
+# --- input-required results (2026-07-28, SEP-2322) ------------------------------------------
+
+NAME_FORM = {"name": str}
+
+
+def _said(reply: types.CreateMessageResult) -> str:
+    return reply.content.text if isinstance(reply.content, types.TextContent) else \
+        f"{reply.content.type} content"
+
+
+def _roots(roots: list[types.Root]) -> str:
+    return ", ".join(root.uri for root in roots) or "no roots"
+
+
+def add_input_required_fixtures(server: Server) -> None:
+    """Add the tools and the prompt the ``input-required-result-*`` scenarios call.
+
+    Each asks through :class:`~mcp_sync.Context` as any tool would: in a legacy session
+    the request goes to the client and is waited for; in a modern request the call
+    ends with an input-required result and runs again with the answers. The keys the
+    suite expects are given with ``key=``.
+    """
+
+    @server.tool()
+    def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Ask the user's name (key ``user_name``) and greet them."""
+        answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        if answer.value is None:
+            return f"No name given ({answer.action})"
+        return f"Hello, {answer.value['name']}!"
+
+    @server.tool()
+    def test_input_required_result_sampling(ctx: Context) -> str:
+        """Ask the client's model a question (key ``capital_question``)."""
+        reply = ctx.sample("What is the capital of France?", max_tokens=100,
+                           key="capital_question")
+        return f"The model said: {_said(reply)}"
+
+    @server.tool()
+    def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Ask for the client's roots (key ``client_roots``) and name them."""
+        return f"Client roots: {_roots(ctx.list_roots(key='client_roots'))}"
+
+    @server.tool()
+    def test_input_required_result_request_state(ctx: Context) -> str:
+        """Ask for a confirmation (key ``confirm``); "state-ok" once the state carried
+        from the first round came back intact."""
+        ctx.state.setdefault("asked_at_round", "first")
+        answer = ctx.elicit("Please confirm", {"ok": bool}, key="confirm")
+        carried = ctx.state.get("asked_at_round") == "first"
+        return f"{'state-ok' if carried else 'state-missing'}: confirmed={answer.value}"
+
+    @server.tool()
+    def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask for a name, a greeting from the model and the roots, all in one round."""
+        name, greeting, roots = ctx.gather(
+            lambda: ctx.elicit("What is your name?", NAME_FORM, key="user_name"),
+            lambda: ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+            lambda: ctx.list_roots(key="client_roots"))
+        who = name.value["name"] if name.value else name.action
+        return f"{who}; {_said(greeting)}; {_roots(roots)}"
+
+    @server.tool()
+    def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Ask a name, then (a round later) a favourite colour."""
+        name = ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+        color = ctx.elicit("Step 2: What is your favorite color?", {"color": str},
+                           key="step2")
+        who = name.value["name"] if name.value else name.action
+        return f"{who} likes {color.value['color'] if color.value else color.action}"
+
+    @server.tool()
+    def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Ask for a confirmation; a changed requestState is refused (-32602)."""
+        answer = ctx.elicit("Please confirm", {"ok": bool}, key="confirm")
+        return f"confirmed={answer.value}"
+
+    @server.tool()
+    def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Ask only what the client declared: its model, its user, its roots."""
+        caps = ctx.client_capabilities or types.ClientCapabilities()
+        asks: list[Any] = []
+        if caps.sampling is not None:
+            asks.append(lambda: _said(ctx.sample("Say hello", max_tokens=20, key="hello")))
+        if caps.elicitation is not None:
+            asks.append(lambda: ctx.elicit("What is your name?", NAME_FORM,
+                                           key="user_name").action)
+        if caps.roots is not None:
+            asks.append(lambda: _roots(ctx.list_roots(key="client_roots")))
+        return "; ".join(str(answer) for answer in ctx.gather(*asks)) or "nothing to ask"
+
+    @server.prompt()
+    def test_input_required_result_prompt(ctx: Context) -> str:
+        """A prompt that first asks the user what context to use."""
+        answer = ctx.elicit("What context should the prompt use?", {"context": str},
+                            key="user_context")
+        context = answer.value["context"] if answer.value else "none"
+        return f"Answer with this context in mind: {context}"
 
 
 server = make_server()

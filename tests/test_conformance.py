@@ -98,23 +98,10 @@ MODERN_NOT_SCORED_SERVER = (*MODERN_TASKS, "json-schema-2020-12", "http-header-v
                             "http-custom-header-server-validation")
 MODERN_SERVER_SCENARIOS = MODERN_SCORED_SERVER + MODERN_NOT_SCORED_SERVER
 
-_INPUT_REQUIRED = "input-required results are not built yet"
 #: The 2026-07-28 scenarios failing now, each with what is missing.
 MODERN_EXPECTED_FAILURES: dict[str, str] = {
-    "server-stateless": "MissingRequiredClientCapabilityError (-32021) for ctx.sample "
-                        "without the sampling capability comes with input-required results, "
-                        "which are not built yet",
-    **{name: _INPUT_REQUIRED for name in (
-        "input-required-result-basic-elicitation", "input-required-result-basic-sampling",
-        "input-required-result-basic-list-roots", "input-required-result-request-state",
-        "input-required-result-multiple-input-requests", "input-required-result-multi-round",
-        "input-required-result-missing-input-response",
-        "input-required-result-non-tool-request", "input-required-result-result-type",
-        "input-required-result-tampered-state", "input-required-result-capability-check",
-        "input-required-result-ignore-extra-params")},
-    **{name: "the tasks extension (io.modelcontextprotocol/tasks) is not built"
-       for name in MODERN_TASKS if name != "tasks-status-notifications"},
-}
+    name: "the tasks extension (io.modelcontextprotocol/tasks) is not built"
+    for name in MODERN_TASKS if name != "tasks-status-notifications"}
 
 
 def _verdict_marks(name: str) -> list[pytest.MarkDecorator]:

@@ -298,25 +298,6 @@ def _json(result: dict[str, Any]) -> Any:
     return json.loads(result["content"][0]["text"])
 
 
-@pytest.mark.parametrize(("tool", "arguments", "named"), [
-    ("ask", {}, "ctx.elicit"),
-    ("sample", {"prompt": "hi"}, "ctx.sample"),
-    ("roots", {}, "ctx.list_roots"),
-])
-def test_requests_to_the_client_fail_clearly_in_a_modern_request(
-        peer: RawPeer, tool: str, arguments: dict[str, Any], named: str) -> None:
-    """"Server → client requests": gone in the era; until input-required results are
-    built, the tool fails with an error that says so, and nothing is sent to the client."""
-    caps = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
-    answer, notes = ask(peer, modern_request(
-        "tools/call", {"name": tool, "arguments": arguments}, clientCapabilities=caps))
-    assert notes == []
-    result = answer["result"]
-    assert result["isError"] is True
-    text = result["content"][0]["text"]
-    assert named in text and "input-required" in text
-
-
 # --- the legacy era beside it (COEX) ------------------------------------------------------
 
 
