@@ -213,6 +213,7 @@ class Engine(Answering):
                 self.session.close()
         for incoming in serving:
             incoming.cancelled.set()
+            incoming._ended_unanswered()
         for call in calls:
             fail(call.future, error)
         return True
@@ -521,6 +522,7 @@ class Engine(Answering):
                  serve_here: list[IncomingRequest] | None = None) -> None:
         call: Call | None = None
         incoming: IncomingRequest | None = None
+        cancelled: IncomingRequest | None = None
         nested: list[tuple[Call, Notification | None]] = []
         with self._lock:
             if self._ended is not None:
@@ -574,6 +576,8 @@ class Engine(Answering):
                 log.debug("dropped progress for %r: its callback is behind", call.request_id)
         elif isinstance(event, CancelRequested):
             log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
+            if cancelled is not None:
+                cancelled._ended_unanswered()
             self._canceller.cancel_taken(
                 nested, f"the peer cancelled request {event.request_id!r}, which this one served")
         elif isinstance(event, Ignored):

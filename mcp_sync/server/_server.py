@@ -27,8 +27,8 @@ from .. import types
 from ..protocol._make_icons import IconsSpec, make_icons
 from ..protocol._versions import split_versions
 from ..transports.base import Transport
+from ._announcing import Announcing
 from ._connection import ServerConnection
-from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
@@ -39,6 +39,7 @@ from ._features import (
     make_tool,
 )
 from ._handlers import HANDLERS
+from ._listen import ListenStreams
 from ._logging import McpLogHandler, check_level
 from ._modern import cache_settings
 from ._registry import CallHook, Registry, RootsCallback
@@ -55,7 +56,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_TIMEOUT = 60.0
 
 
-class Server(Serving):
+class Server(Announcing, Serving):
     """An MCP server.
 
     Args:
@@ -86,6 +87,9 @@ class Server(Serving):
             2026-07-28 (modern, over stdio and in memory; docs/server.md "Eras").
         cache_ttl_ms, cache_scope: ``ttlMs`` and ``cacheScope`` of modern list, read
             and discover results (0 and ``"private"`` by default, or ``"public"``).
+        max_listen_streams: how many modern ``subscriptions/listen`` streams may be
+            open at once, over all clients; one more is refused with -32603. They hold
+            no worker; over HTTP each holds a WSGI thread (docs/server.md "Eras").
         title, description, website_url, icons: more of ``serverInfo``: a display
             name (sent from 2025-06-18), a description, a website and
             :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape (sent from
@@ -114,7 +118,7 @@ class Server(Serving):
                  title: str | None = None, description: str | None = None,
                  website_url: str | None = None, icons: IconsSpec = None,
                  cache_ttl_ms: int = 0, cache_scope: Literal["private", "public"] = "private",
-                 ) -> None:
+                 max_listen_streams: int = 16) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -147,6 +151,7 @@ class Server(Serving):
         self._registry = Registry(HANDLERS)
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
+        self._listens = ListenStreams(max_listen_streams)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -385,21 +390,6 @@ class Server(Serving):
         """The resource templates registered now, in registration order."""
         return self._registry.resource_templates()
 
-    def notify_resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
-
-        A subscription to ``a://x`` covers ``a://x`` itself and everything under
-        ``a://x/`` (AMBIG-23); each client is told once, with ``uri``.
-
-        Returns:
-            How many clients were notified.
-        """
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.is_subscribed(uri)
-                   and connection.notify_if_ready("notifications/resources/updated",
-                                                  {"uri": uri}))
-
     # --- prompts ---------------------------------------------------------------------------
 
     @overload
@@ -488,28 +478,6 @@ class Server(Serving):
 
     # --- logging and roots -----------------------------------------------------------------
 
-    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
-        """Send a log message to every connected client whose level lets it through.
-
-        Args:
-            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
-                ``alert`` or ``emergency``.
-            data: any JSON value; other objects are sent as their JSON form or ``str()``.
-                Never put secrets or personal data here (LOGGING-7).
-            logger: a name for the source of the message.
-
-        Returns:
-            How many clients it was sent to.
-
-        Raises:
-            ValueError: ``level`` is not one of the names above.
-        """
-        check_level(level)
-        data = json_safe(data)
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.log(level, data, logger))
-
     def logging_handler(self, level: int = _logging_module.NOTSET) -> McpLogHandler:
         """A :class:`logging.Handler` forwarding Python log records to the clients.
 
@@ -587,12 +555,6 @@ class Server(Serving):
     def _forget(self, connection: ServerConnection) -> None:
         with self._lock:
             self._connections.discard(connection)
-
-    def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.notify_if_ready(method, params)
 
     @property
     def served_methods(self) -> frozenset[str]:
