@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcp_sync import Context, Server
-from tests.conftest import HERE
+from tests.conftest import EXAMPLES, HERE
 from tests.helpers import RawChild, RawPeer, load_module
 from tests.server_support import (
     MODERN,
@@ -506,3 +506,26 @@ def test_legacy_subscriptions_keep_working_beside_listen_streams() -> None:
                                     "params": {"uri": "notes://a"}}
         assert client.stream(1, 2)[1]["params"] == {
             "uri": "notes://a", "_meta": {SUBSCRIPTION_ID: 1}}
+
+
+def test_the_conformance_fixtures_change_the_lists_a_stream_listens_to() -> None:
+    """The server-stateless scenario's listen checks (SEP-2575), in memory: the
+    conformance server's trigger tools make tools and prompts list changes, each reaching
+    only the stream that asked for its kind."""
+    conformance = load_module(EXAMPLES / "conformance_server.py")
+    with modern_peer(conformance.make_server()) as (peer, _):
+        client = Listener(peer)
+        client.opened("tools", toolsListChanged=True)
+        client.opened("prompts", promptsListChanged=True)
+        for request_id, tool in enumerate(["test_trigger_tool_change",
+                                           "test_trigger_prompt_change",
+                                           "test_trigger_tool_change"]):
+            client.send(call(request_id, tool))
+            assert client.result(request_id).get("isError") is not True
+        assert [m["method"] for m in client.stream("tools", 3)[1:]] == [
+            "notifications/tools/list_changed"] * 2
+        assert [m["method"] for m in client.stream("prompts", 2)[1:]] == [
+            "notifications/prompts/list_changed"]
+        client.send(modern_request("tools/list", request_id="list"))
+        names = [tool["name"] for tool in client.result("list")["tools"]]
+        assert "test_dynamic_tool" not in names
