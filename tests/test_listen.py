@@ -529,3 +529,30 @@ def test_the_conformance_fixtures_change_the_lists_a_stream_listens_to() -> None
         client.send(modern_request("tools/list", request_id="list"))
         names = [tool["name"] for tool in client.result("list")["tools"]]
         assert "test_dynamic_tool" not in names
+
+
+def test_a_call_hook_failing_the_opening_frees_the_place_of_its_stream() -> None:
+    """Server.add_call_hook: a hook that raises when the opening ends fails the listen
+    request with -32603 as it fails any request; its stream is gone, so it gets no
+    changes and no longer counts against max_listen_streams."""
+    import contextlib
+
+    server = changing.make_server(max_listen_streams=1)
+    failing = [True]
+
+    @server.add_call_hook
+    @contextlib.contextmanager
+    def hook(ctx: Context) -> Iterator[None]:
+        yield
+        if failing.pop() if failing else False:
+            raise RuntimeError("the hook failed")
+
+    with modern_peer(server) as (peer, _):
+        client = Listener(peer)
+        client.send(listen(1, toolsListChanged=True))
+        assert client.answer(1)["error"]["code"] == -32603
+        server.add_tool(lambda: 0, name="late")
+        client.opened(2, toolsListChanged=True)
+        server.add_tool(lambda: 0, name="later")
+        assert client.stream(2, 2)[1]["method"] == "notifications/tools/list_changed"
+        assert [m["method"] for m in client.streams.get(1, [])] in ([], [ACKNOWLEDGED])

@@ -57,8 +57,10 @@ class Answering:
                 # or its caller waits for its whole timeout.
                 log.exception("handler for %s failed", incoming.method)
                 error = InternalError("Internal error")
-        if error is None and incoming.left_open:
-            return  # answered later by incoming.answer(), on whatever thread has it
+        if incoming.left_open:
+            if error is None:
+                return  # answered later by incoming.answer(), on whatever thread has it
+            incoming._given_up()  # it failed after all: the error is its answer
         self._finish(incoming, result, error)
 
     def _finish(self, incoming: IncomingRequest, result: dict[str, Any] | None,

@@ -115,15 +115,21 @@ class IncomingRequest:
 
     def _ended_unanswered(self) -> None:
         # Called by the engine, outside its locks, once ``cancelled`` is set.
+        if self._given_up():
+            # No answer is due; only the books are closed (without the write lock, which
+            # a write stuck on a peer that reads nothing may hold).
+            self.engine._close_unanswered(self)
+
+    def _given_up(self) -> bool:
+        """Stop keeping the request open and run its ``on_cancel``; False if it was not
+        open (the engine then answers it as usual)."""
         with self._open_lock:
             callback, self._on_cancel = self._on_cancel, None
             self._open = False
         if callback is None:
-            return
+            return False
         try:
             callback()
         except Exception:
             log.exception("cancel callback of %s failed", self.method)
-        # No answer is due; only the books are closed (without the write lock, which a
-        # write stuck on a peer that reads nothing may hold).
-        self.engine._close_unanswered(self)
+        return True

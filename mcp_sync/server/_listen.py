@@ -119,14 +119,15 @@ class ListenStreams:
         requested = ListenFilter.parse(incoming.params)
         stream = _Stream(connection, incoming, requested.honoured(
             _supported(connection.capabilities)))
-        with self._lock:
-            if len(self._streams) >= self.max_streams:
-                raise InternalError(
-                    f"Internal error: {self.max_streams} subscriptions/listen streams are "
-                    "open already; try again later")
-            self._streams[id(stream)] = stream
-        # Changes made from now on wait for the acknowledgement, then follow it.
+        # Held from before the stream is seen until its acknowledgement is out, so that
+        # changes (and the server ending it) wait for the acknowledgement, then follow it.
         with stream.lock:
+            with self._lock:
+                if len(self._streams) >= self.max_streams:
+                    raise InternalError(
+                        f"Internal error: {self.max_streams} subscriptions/listen streams "
+                        "are open already; try again later")
+                self._streams[id(stream)] = stream
             if not incoming.answer_later(lambda: self._forget(stream)):
                 self._forget(stream)  # cancelled already: it gets no answer at all
                 return
@@ -146,9 +147,9 @@ class ListenStreams:
             with stream.lock:
                 if stream.ended:
                     continue
-                if stream.incoming.cancelled.is_set():
-                    # Ended under us without the engine's notice (a transport that
-                    # dropped the stream): forget it.
+                if stream.incoming.cancelled.is_set() or not stream.incoming.left_open:
+                    # Ended without our notice (a transport that dropped the stream, a
+                    # call hook that failed the request): forget it.
                     self._forget(stream)
                     continue
                 sent += stream.send(method, params)
