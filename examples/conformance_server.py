@@ -25,6 +25,10 @@ It offers:
   client's user, with default values and with every enum form) and
   ``test_reconnection`` (a call that takes a moment) and ``json_schema_2020_12_tool``
   (its input schema uses ``$defs``, ``$anchor``, ``allOf`` and ``if``/``then``/``else``);
+* for the modern era over HTTP: ``test_header_param`` (its ``region`` is mirrored into the
+  ``Mcp-Param-Region`` header), ``test_logging_tool`` (logs, for requests that opted in),
+  ``test_streaming_elicitation`` and ``test_missing_capability`` (ask the client's user
+  and model);
 * resources ``test://static-text``, ``test://static-binary`` (a PNG),
   ``test://watched-resource`` (to subscribe to) and the template
   ``test://template/{id}/data``;
@@ -43,10 +47,11 @@ import io
 import json
 import wave
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from mcp_sync import Context, Server, types
+from mcp_sync import CapabilityError, Context, Server, types
 from mcp_sync.content import Audio, Image
+from mcp_sync.server import Header
 from mcp_sync.transports.http_server import LOOPBACK_HOSTS, session_store_from_env
 
 # A 1x1 red pixel.
@@ -315,6 +320,38 @@ def make_server() -> Server:
     def test_prompt_with_image() -> list[Any]:
         """A prompt with an image."""
         return [Image(PNG, "image/png"), "Please analyze the image above."]
+
+    # --- the modern era (2026-07-28) over Streamable HTTP ----------------------------------
+
+    @server.tool()
+    def test_header_param(region: Annotated[str, Header("Region")]) -> str:
+        """Echo an argument that a modern client also sends as Mcp-Param-Region.
+
+        Args:
+            region: any text; over HTTP it travels in the header too.
+        """
+        return f"region={region}"
+
+    @server.tool()
+    def test_logging_tool(ctx: Context) -> str:
+        """Log a message; only a request that set a log level in _meta receives it."""
+        ctx.info("test_logging_tool ran")
+        return "logged"
+
+    @server.tool()
+    def test_streaming_elicitation(ctx: Context) -> str:
+        """Ask the client's user; a modern request never carries a request to the client
+        on its stream."""
+        try:
+            answer = ctx.elicit("Your name?", schema={"name": str})
+        except CapabilityError as exc:
+            return f"no elicitation here: {exc}"
+        return f"User response: {answer.action}"
+
+    @server.tool()
+    def test_missing_capability(ctx: Context) -> str:
+        """Ask the client's model: a client that declared no sampling gets -32021."""
+        return ctx.sample("Say hello", max_tokens=10).content.text
 
     add_listen_fixtures(server)
     return server
