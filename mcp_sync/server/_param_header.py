@@ -10,8 +10,9 @@ itself. Either way it is checked when the tool is registered.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
-from typing import Annotated, Any, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from ..protocol._http_headers import X_MCP_HEADER, is_header_token
 
@@ -61,8 +62,14 @@ class Header:
 
 
 def header_of(hint: Any) -> Header | None:
-    """The :class:`Header` in a parameter's ``Annotated`` hint, if any."""
-    if get_origin(hint) is not Annotated:
+    """The :class:`Header` in a parameter's ``Annotated`` hint (or in a member of its
+    union, where it is then refused: such an argument may be None), if any."""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        found = [header for member in get_args(hint)
+                 if (header := header_of(member)) is not None]
+        return found[0] if found else None
+    if origin is not Annotated:
         return None
     found = [item for item in hint.__metadata__ if isinstance(item, Header)]
     if len(found) > 1:
