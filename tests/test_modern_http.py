@@ -483,6 +483,14 @@ def test_json_only_clients_get_json_without_the_notifications(peer: ModernPeer) 
     assert answer["result"]["content"][0]["text"] == "liftoff"
 
 
+def test_a_subscription_needs_a_client_that_reads_streams(peer: ModernPeer) -> None:
+    """subscriptions/listen answers with a stream: a client accepting only JSON gets 406
+    at once, never a wait for a JSON body that would come only when it ends."""
+    response = peer.post(modern_request("subscriptions/listen", {"notifications": {}}),
+                         headers={"Accept": "application/json"})
+    assert response.status_code == 406
+
+
 def test_a_silent_long_request_streams_keepalives_until_its_answer() -> None:
     """A handler silent past the keep-alive interval gets an event stream (so that a
     client leaving is noticed); the answer ends it."""

@@ -42,14 +42,14 @@ from ...protocol._modern import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._answer import PostAnswer
-from ._checks import VERSION_HEADER, VERSION_KEY, environ_key, error_response
+from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
 
 if TYPE_CHECKING:
     from ._app import StreamableHttpApp
 
-__all__ = ["MISSING_CLIENT_CAPABILITY", "MODERN_STATUS", "check_request", "is_modern_post",
-           "post_modern", "refuse_modern_get"]
+__all__ = ["MISSING_CLIENT_CAPABILITY", "MODERN_STATUS", "STREAMING_METHODS", "check_request",
+           "is_modern_post", "post_modern", "refuse_modern_get"]
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -64,6 +64,10 @@ MODERN_STATUS: dict[int, int] = {
     ErrorCode.INVALID_PARAMS: 400, HEADER_MISMATCH: 400, MISSING_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400, ErrorCode.METHOD_NOT_FOUND: 404,
 }
+
+#: Modern requests whose answer is a stream of notifications (a subscription): served
+#: with an event stream even by an application that answers others with JSON.
+STREAMING_METHODS = frozenset({"subscriptions/listen"})
 
 _METHOD_KEY = environ_key(METHOD_HEADER)
 _NAME_KEY = environ_key(NAME_HEADER)
@@ -167,6 +171,14 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
         return error_response(400, ErrorCode.INVALID_REQUEST,
                               "Invalid Request: a modern POST carries one request")
     environ = request.environ
+    if incoming.method in STREAMING_METHODS:
+        # Its answer is the stream; one JSON body could only come when it ends.
+        if not accepts(request, "text/event-stream"):
+            return error_response(406, ErrorCode.INVALID_REQUEST,
+                                  f"Not Acceptable: {incoming.method} answers with an event "
+                                  "stream; the client must accept text/event-stream",
+                                  request_id=incoming.id)
+        use_sse = True
     if incoming.method == "initialize":
         # Without a protocolVersion to negotiate it is no legacy handshake, and the
         # modern era has none.

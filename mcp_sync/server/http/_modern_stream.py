@@ -3,8 +3,10 @@
 A modern POST carries one request and gets its own connection (no session: nothing of
 it outlives the answer). :class:`RequestTransport` is what that connection writes to:
 the answer, and the notifications the handler sends about the request (progress, log
-messages, what a long-lived request streams), in order. Anything not about the request
-has nowhere to go in this era and is dropped.
+messages, what a long-lived request such as ``subscriptions/listen`` streams), in
+order: whatever the connection writes with ``related_to`` set to the request's id.
+Anything not about the request has nowhere to go in this era and is dropped. The stream
+stays open for as long as the request runs.
 
 The HTTP side waits for the first of them (:meth:`RequestTransport.wait_first`): an
 answer that comes first is the whole response, one JSON body with the status its error
