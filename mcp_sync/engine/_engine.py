@@ -21,6 +21,11 @@ Theory of operation
   in order, instead of waking the reader (``Transport.attach_receiver``). A thread that
   would only wait for the answer may then serve the request in one of the workers'
   places (``WorkerPool.run_here``): two thread hand-offs fewer per call.
+* **Requests answered later.** A handler may leave its request open
+  (``IncomingRequest.answer_later``) and return: its worker goes back to the pool, and
+  whichever thread has the answer sends it (``IncomingRequest.answer``). A long-lived
+  request (a ``subscriptions/listen`` stream) so holds no worker. If the peer cancels it
+  or the connection ends first, its ``on_cancel`` runs and nothing is answered.
 * **The notifier** (one thread) delivers notifications and progress callbacks in the order
   they arrived.
 * **The watchdog** (one thread, started with the first timed call) fails calls whose

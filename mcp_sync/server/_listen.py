@@ -105,10 +105,6 @@ class ListenStreams:
         self._lock = threading.Lock()
         self._streams: dict[int, _Stream] = {}
 
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._streams)
-
     def open(self, connection: ServerConnection, incoming: IncomingRequest) -> None:
         """Serve a listen request: acknowledge it and leave it open (a request handler).
 
