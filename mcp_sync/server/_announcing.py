@@ -1,6 +1,6 @@
-"""How a :class:`~mcp_sync.server.Server` tells its clients that something changed, or
-logs to them: to every legacy session that may hear it, and to every modern
-``subscriptions/listen`` stream that opted in to it. ``Server`` inherits these."""
+"""How a :class:`~mcp_sync.server.Server` tells its clients that something changed: every
+legacy session that may hear it, and every modern ``subscriptions/listen`` stream that
+opted in to it. ``Server`` inherits these."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..protocol._subscriptions import RESOURCE_UPDATED
-from ._content import json_safe
 from ._listen import ListenStreams
-from ._logging import check_level
 
 if TYPE_CHECKING:
-    from .. import types
     from ._connection import ServerConnection
 
 __all__ = ["Announcing"]
@@ -53,28 +50,6 @@ class Announcing:
             How many streams were ended.
         """
         return self._listens.end_all()
-
-    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
-        """Send a log message to every connected client whose level lets it through.
-
-        Args:
-            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
-                ``alert`` or ``emergency``.
-            data: any JSON value; other objects are sent as their JSON form or ``str()``.
-                Never put secrets or personal data here (LOGGING-7).
-            logger: a name for the source of the message.
-
-        Returns:
-            How many clients it was sent to.
-
-        Raises:
-            ValueError: ``level`` is not one of the names above.
-        """
-        check_level(level)
-        data = json_safe(data)
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.log(level, data, logger))
 
     def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
         with self._lock:

@@ -29,6 +29,7 @@ from ..protocol._versions import split_versions
 from ..transports.base import Transport
 from ._announcing import Announcing
 from ._connection import ServerConnection
+from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
@@ -81,15 +82,15 @@ class Server(Announcing, Serving):
             resource template has a completer.
         logging: declare ``logging`` (True by default); with False, log messages are
             never sent.
+        max_listen_streams: how many modern ``subscriptions/listen`` streams may be
+            open at once, over all clients; one more is refused with -32603. They hold
+            no worker; over HTTP each holds a WSGI thread (docs/server.md "Eras").
         supported_versions: the versions to speak, by default all: legacy ones (an
             ``initialize`` offering one gets it, any other offer the newest; over HTTP
             another ``MCP-Protocol-Version`` header is refused with 400) and
             2026-07-28 (modern, over stdio and in memory; docs/server.md "Eras").
         cache_ttl_ms, cache_scope: ``ttlMs`` and ``cacheScope`` of modern list, read
             and discover results (0 and ``"private"`` by default, or ``"public"``).
-        max_listen_streams: how many modern ``subscriptions/listen`` streams may be
-            open at once, over all clients; one more is refused with -32603. They hold
-            no worker; over HTTP each holds a WSGI thread (docs/server.md "Eras").
         title, description, website_url, icons: more of ``serverInfo``: a display
             name (sent from 2025-06-18), a description, a website and
             :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape (sent from
@@ -115,10 +116,11 @@ class Server(Announcing, Serving):
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
                  logging: bool = True, supported_versions: Iterable[str] | None = None,
+                 max_listen_streams: int = 16,
                  title: str | None = None, description: str | None = None,
                  website_url: str | None = None, icons: IconsSpec = None,
                  cache_ttl_ms: int = 0, cache_scope: Literal["private", "public"] = "private",
-                 max_listen_streams: int = 16) -> None:
+                 ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.name = name
@@ -477,6 +479,28 @@ class Server(Announcing, Serving):
         return self._registry.prompts()
 
     # --- logging and roots -----------------------------------------------------------------
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
+        """Send a log message to every connected client whose level lets it through.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            data: any JSON value; other objects are sent as their JSON form or ``str()``.
+                Never put secrets or personal data here (LOGGING-7).
+            logger: a name for the source of the message.
+
+        Returns:
+            How many clients it was sent to.
+
+        Raises:
+            ValueError: ``level`` is not one of the names above.
+        """
+        check_level(level)
+        data = json_safe(data)
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.log(level, data, logger))
 
     def logging_handler(self, level: int = _logging_module.NOTSET) -> McpLogHandler:
         """A :class:`logging.Handler` forwarding Python log records to the clients.
