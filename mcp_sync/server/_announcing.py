@@ -23,6 +23,15 @@ class Announcing:
     _connections: set[ServerConnection]
     _listens: ListenStreams
 
+    @staticmethod
+    def _make_listen_streams(max_streams: int) -> ListenStreams:
+        """The record of a server's open listen streams (``Server(max_listen_streams=)``).
+
+        Raises:
+            ValueError: ``max_streams`` is negative.
+        """
+        return ListenStreams(max_streams)
+
     def notify_resource_updated(self, uri: str) -> int:
         """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
 

@@ -40,7 +40,6 @@ from ._features import (
     make_tool,
 )
 from ._handlers import HANDLERS
-from ._listen import ListenStreams
 from ._logging import McpLogHandler, check_level
 from ._modern import cache_settings
 from ._registry import CallHook, Registry, RootsCallback
@@ -153,7 +152,7 @@ class Server(Announcing, Serving):
         self._registry = Registry(HANDLERS)
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
-        self._listens = ListenStreams(max_listen_streams)
+        self._listens = Announcing._make_listen_streams(max_listen_streams)
 
     # --- tools -----------------------------------------------------------------------------
 
