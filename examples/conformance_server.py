@@ -197,9 +197,9 @@ def make_server() -> Server:
     server = Server("mcp-sync-conformance", version="1.0.0",
                     instructions="The fixtures of the MCP conformance suite.",
                     tools=True, resources=True, prompts=True, completions=True, logging=True)
-    add_listen_fixtures(server)
 
     # --- tools --------------------------------------------------------------------------
+    add_listen_fixtures(server)
 
     @server.tool()
     def test_simple_text() -> str:
