@@ -556,3 +556,20 @@ def test_a_call_hook_failing_the_opening_frees_the_place_of_its_stream() -> None
         server.add_tool(lambda: 0, name="later")
         assert client.stream(2, 2)[1]["method"] == "notifications/tools/list_changed"
         assert [m["method"] for m in client.streams.get(1, [])] in ([], [ACKNOWLEDGED])
+
+
+def test_an_id_in_use_by_an_open_stream_is_refused(client: Listener) -> None:
+    """JSONRPC-4 with "Receiving Notifications": the subscription id is the listen
+    request's id, so a second request with the id of an open stream is -32600 and the
+    open stream goes on alone."""
+    client.opened("same", toolsListChanged=True)
+    client.send(listen("same", promptsListChanged=True))
+    assert client.answer("same")["error"]["code"] == -32600
+    client.send(call(1, "add_note", name="memo"))
+    client.send(call(2, "grow", name="sprout"))
+    client.result(1)
+    client.result(2)
+    assert [m["method"] for m in client.stream("same", 2)] == [
+        ACKNOWLEDGED, "notifications/tools/list_changed"]
+    assert client.nothing_more()
+    assert len(client.streams["same"]) == 2
