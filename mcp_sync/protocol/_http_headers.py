@@ -16,8 +16,6 @@ wrapped exactly so is the literal value.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard
@@ -70,6 +68,8 @@ def encode_header_value(value: str) -> str:
     """``value`` as a header value: itself when it is safe there, base64-wrapped if not."""
     if value and _SAFE_VALUE.fullmatch(value) and not _SENTINEL.fullmatch(value):
         return value
+    import base64  # here: a server that never sees a header (stdio) never loads it
+
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
@@ -82,9 +82,11 @@ def decode_header_value(raw: str) -> str | None:
     if wrapped is None:
         return raw
     payload = wrapped.group(1)
+    import base64  # here: a server that never sees a header (stdio) never loads it
+
     try:
         data = base64.b64decode(payload, validate=True)
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error is one
         return None
     if base64.b64encode(data).decode("ascii") != payload:
         return None  # bits beyond the last byte, or padding left out
