@@ -29,6 +29,8 @@ It offers:
   ``Mcp-Param-Region`` header), ``test_logging_tool`` (logs, for requests that opted in),
   ``test_streaming_elicitation`` and ``test_missing_capability`` (ask the client's user
   and model);
+* for ``subscriptions/listen``, tools ``test_trigger_tool_change`` and
+  ``test_trigger_prompt_change`` (each adds a tool or prompt, or removes it again);
 * resources ``test://static-text``, ``test://static-binary`` (a PNG),
   ``test://watched-resource`` (to subscribe to) and the template
   ``test://template/{id}/data``;
@@ -157,6 +159,41 @@ def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> str:
     return f"action={answer.get('action')}, content={content}"
 
 
+# --- subscriptions/listen (2026-07-28): changes to make while a client listens -------------
+
+def add_listen_fixtures(server: Server) -> None:
+    """Tools that change the server's lists, for the ``server-stateless`` scenario's
+    listen checks: ``test_trigger_tool_change`` adds the tool ``test_dynamic_tool``, or
+    removes it when present; ``test_trigger_prompt_change`` does the same with the
+    prompt ``test_dynamic_prompt``. Either way the listening clients are told."""
+
+    def dynamic_tool() -> str:
+        return "here for now"
+
+    def dynamic_prompt() -> str:
+        return "Here for now."
+
+    @server.tool()
+    def test_trigger_tool_change() -> str:
+        """Add the tool test_dynamic_tool, or remove it when present."""
+        if any(tool.name == "test_dynamic_tool" for tool in server.tools):
+            server.remove_tool("test_dynamic_tool")
+            return "removed test_dynamic_tool"
+        server.add_tool(dynamic_tool, name="test_dynamic_tool",
+                        description="A tool test_trigger_tool_change adds and removes.")
+        return "added test_dynamic_tool"
+
+    @server.tool()
+    def test_trigger_prompt_change() -> str:
+        """Add the prompt test_dynamic_prompt, or remove it when present."""
+        if any(prompt.name == "test_dynamic_prompt" for prompt in server.prompts):
+            server.remove_prompt("test_dynamic_prompt")
+            return "removed test_dynamic_prompt"
+        server.add_prompt(dynamic_prompt, name="test_dynamic_prompt",
+                          description="A prompt test_trigger_prompt_change adds and removes.")
+        return "added test_dynamic_prompt"
+
+
 def make_server() -> Server:
     """Build the server with every fixture of the conformance suite.
 
@@ -169,6 +206,7 @@ def make_server() -> Server:
                     request_state_key=os.environ.get("MCP_SYNC_REQUEST_STATE_KEY"))
 
     # --- tools --------------------------------------------------------------------------
+    add_listen_fixtures(server)
 
     @server.tool()
     def test_simple_text() -> str:

@@ -259,6 +259,27 @@ def test_modern_server_scenario(suite_run: SuiteRun, name: str) -> None:
     assert outcome.passed, outcome.problems
 
 
+# --- subscriptions/listen (SEP-2575) within server-stateless ----------------------------------
+
+#: The checks of server-stateless about listen streams. The scenario as a whole may be an
+#: expected failure for other reasons; these must hold whatever it says.
+LISTEN_CHECKS = ("sep-2575-server-sends-subscription-ack", "sep-2575-server-tags-subscription-id",
+                 "sep-2575-server-honors-notification-filter",
+                 "sep-2575-server-sends-prompts-list-changed-on-subscription",
+                 "sep-2575-server-sends-tools-list-changed-on-subscription")
+
+
+def test_listen_checks_of_server_stateless_pass(suite_run: SuiteRun) -> None:
+    """SEP-2575 over Streamable HTTP: the acknowledgement first, the subscription id on
+    every notification, the filter honoured, tools and prompts list changes delivered
+    (none failed or warned; the server's discover promises listChanged, so none is
+    skipped either)."""
+    outcome = suite_run.outcome(f"{MODERN}/server-stateless")
+    failing = [problem for problem in outcome.problems
+               if any(f" {check}:" in problem for check in LISTEN_CHECKS)]
+    assert failing == []
+
+
 # --- the examples, without the suite ---------------------------------------------------------
 
 

@@ -81,9 +81,9 @@ def test_discover_answers_versions_capabilities_instructions_and_server_info_des
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts", "completions",
                                            "logging"}
-    # No subscriptions/listen yet: no change stream is promised.
-    assert "listChanged" not in result["capabilities"]["tools"]
-    assert "subscribe" not in result["capabilities"]["resources"]
+    # Changes are delivered on subscriptions/listen streams, so they are promised.
+    assert result["capabilities"]["tools"]["listChanged"] is True
+    assert result["capabilities"]["resources"]["subscribe"] is True
     assert result["instructions"].startswith("Every MCP feature")
     assert result["_meta"][SERVER_INFO] == {"name": "everything", "version": "1.0.0"}
 
@@ -195,8 +195,7 @@ def test_an_unsupported_version_is_32022_with_supported_and_requested(
 
 
 @pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe",
-                                    "resources/unsubscribe", "subscriptions/listen",
-                                    "initialize/2", "tasks/list"])
+                                    "resources/unsubscribe", "initialize/2", "tasks/list"])
 def test_methods_the_era_removed_or_we_do_not_serve_are_method_not_found(
         peer: RawPeer, method: str) -> None:
     """"Ping", "Logging", "Change notifications": gone from the era, so -32601."""

@@ -103,13 +103,8 @@ def _server_info(connection: ServerConnection, scope: RequestScope) -> dict[str,
 def _discover(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
     server = connection.server
     # The capabilities whose methods this connection serves (fixed when it started).
+    # listChanged and subscribe: delivered on subscriptions/listen streams (_listen).
     capabilities = server_capabilities_for(to_wire(connection.capabilities), scope.profile)
-    # No subscriptions/listen yet, so nothing of a change stream is promised.
-    for feature in ("tools", "prompts", "resources"):
-        entry = capabilities.get(feature)
-        if isinstance(entry, dict):
-            capabilities[feature] = {key: value for key, value in entry.items()
-                                     if key not in ("listChanged", "subscribe")}
     result: dict[str, Any] = {"supportedVersions": list(server.modern_versions),
                               "capabilities": capabilities}
     if server.instructions is not None:

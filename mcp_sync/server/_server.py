@@ -29,6 +29,7 @@ from ..protocol._make_icons import IconsSpec, make_icons
 from ..protocol._request_state import RequestStateSeal
 from ..protocol._versions import split_versions
 from ..transports.base import Transport
+from ._announcing import Announcing
 from ._connection import ServerConnection
 from ._features import (
     AnnotationsSpec,
@@ -56,7 +57,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_TIMEOUT = 60.0
 
 
-class Server(Serving, ServerLogging):
+class Server(Announcing, Serving, ServerLogging):
     """An MCP server.
 
     Args:
@@ -81,6 +82,9 @@ class Server(Serving, ServerLogging):
             resource template has a completer.
         logging: declare ``logging`` (True by default); with False, log messages are
             never sent.
+        max_listen_streams: how many modern ``subscriptions/listen`` streams may be
+            open at once, over all clients; one more is refused with -32603. They hold
+            no worker; over HTTP each holds a WSGI thread (docs/server.md "Eras").
         supported_versions: the versions to speak, by default all: legacy ones (an
             ``initialize`` offering one gets it, any other offer the newest; over HTTP
             another ``MCP-Protocol-Version`` header is refused with 400) and
@@ -116,6 +120,7 @@ class Server(Serving, ServerLogging):
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
                  logging: bool = True, supported_versions: Iterable[str] | None = None,
+                 max_listen_streams: int = 16,
                  title: str | None = None, description: str | None = None,
                  website_url: str | None = None, icons: IconsSpec = None,
                  cache_ttl_ms: int = 0, cache_scope: Literal["private", "public"] = "private",
@@ -156,6 +161,7 @@ class Server(Serving, ServerLogging):
         self._registry = Registry(HANDLERS)
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
+        self._listens = Announcing._make_listen_streams(max_listen_streams)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -394,21 +400,6 @@ class Server(Serving, ServerLogging):
         """The resource templates registered now, in registration order."""
         return self._registry.resource_templates()
 
-    def notify_resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
-
-        A subscription to ``a://x`` covers ``a://x`` itself and everything under
-        ``a://x/`` (AMBIG-23); each client is told once, with ``uri``.
-
-        Returns:
-            How many clients were notified.
-        """
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.is_subscribed(uri)
-                   and connection.notify_if_ready("notifications/resources/updated",
-                                                  {"uri": uri}))
-
     # --- prompts ---------------------------------------------------------------------------
 
     @overload
@@ -559,12 +550,6 @@ class Server(Serving, ServerLogging):
     def _forget(self, connection: ServerConnection) -> None:
         with self._lock:
             self._connections.discard(connection)
-
-    def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.notify_if_ready(method, params)
 
     @property
     def served_methods(self) -> frozenset[str]:
