@@ -189,6 +189,8 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
                                   "stream; the client must accept text/event-stream",
                                   request_id=incoming.id)
         use_sse = True
+        if app._shared is not None:
+            app._shared.serving_listen_streams()
     if incoming.method == "initialize":
         # Without a protocolVersion to negotiate it is no legacy handshake, and the
         # modern era has none.
