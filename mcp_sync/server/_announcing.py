@@ -97,6 +97,9 @@ class Announcing:
             if announcer in self._announcers:
                 self._announcers.remove(announcer)
 
+    def _tell_listen_streams(self, method: str, params: dict[str, Any] | None) -> int:
+        return self._listens.publish(method, params)
+
     def _announce_elsewhere(self, method: str, params: dict[str, Any] | None,
                             told: set[ServerConnection]) -> None:
         with self._lock:

@@ -319,8 +319,7 @@ class SharedSessions:
         except (ValueError, KeyError, TypeError):
             log.warning("a malformed announcement from another process: %r", data[:200])
             return
-        server = self.app.server
-        server._listens.publish(method, params)
+        self.app.server._tell_listen_streams(method, params)
         with self.app._lock:
             sessions = [session for session in self.app._sessions.values()
                         if session.id not in told
