@@ -185,15 +185,31 @@ MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def _modern_call(url: str, tool: str) -> dict[str, Any]:
+def _modern(url: str, method: str, params: dict[str, Any] | None = None,
+            **headers: str) -> dict[str, Any]:
     answer = requests.post(url, timeout=10, json=call(
-        9, "tools/call", {"name": tool, "arguments": {}, "_meta": MODERN_META}),
-        headers={**MODERN_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": tool})
+        9, method, {**(params or {}), "_meta": MODERN_META}),
+        headers={**MODERN_HEADERS, "Mcp-Method": method, **headers})
     assert answer.status_code == 200, answer.text
     messages = [json.loads(event.data) for event in read_events(answer) if event.data] \
         if answer.headers["Content-Type"].startswith("text/event-stream") else [answer.json()]
     result: dict[str, Any] = messages[-1]["result"]
     return result
+
+
+def _modern_call(url: str, tool: str) -> dict[str, Any]:
+    return _modern(url, "tools/call", {"name": tool, "arguments": {}}, **{"Mcp-Name": tool})
+
+
+def _listen(stack: ExitStack, url: str, **notifications: bool) -> Iterator[Any]:
+    listen = stack.enter_context(requests.post(
+        url, stream=True, timeout=(5, 20),
+        json=call("L", "subscriptions/listen", {
+            "_meta": MODERN_META, "notifications": notifications}),
+        headers={**MODERN_HEADERS, "Mcp-Method": "subscriptions/listen"}))
+    events = (json.loads(event.data) for event in read_events(listen) if event.data)
+    assert next(events)["method"] == "notifications/subscriptions/acknowledged"
+    return events
 
 
 def test_a_list_change_in_one_process_reaches_a_listen_stream_in_another_sep_2575() -> None:
@@ -205,13 +221,7 @@ def test_a_list_change_in_one_process_reaches_a_listen_stream_in_another_sep_257
         urls = [stack.enter_context(serve_http(conformance.make_server(),
                                                session_store=store)).url
                 for _ in range(2)]
-        listen = stack.enter_context(requests.post(
-            urls[0], stream=True, timeout=(5, 20),
-            json=call("L", "subscriptions/listen", {
-                "_meta": MODERN_META, "notifications": {"toolsListChanged": True}}),
-            headers={**MODERN_HEADERS, "Mcp-Method": "subscriptions/listen"}))
-        events = (json.loads(event.data) for event in read_events(listen) if event.data)
-        assert next(events)["method"] == "notifications/subscriptions/acknowledged"
+        events = _listen(stack, urls[0], toolsListChanged=True)
         assert "added" in _modern_call(urls[1], "test_trigger_tool_change")["content"][0][
             "text"]
         assert "removed" in _modern_call(urls[1], "test_trigger_tool_change")["content"][0][
@@ -252,3 +262,28 @@ def test_a_resource_update_reaches_the_get_stream_of_a_process_that_never_saw_it
                    if event.data)
         assert [next(updates) for _ in range(3)] == [
             "static://hello", "static://binary", "static://hello"]
+
+
+def test_the_conformance_triggers_leave_every_process_listing_the_same() -> None:
+    """examples/conformance_server.py with a session store (restore): each trigger adds
+    its tool and removes it again, so that consecutive tools/list agree whichever
+    process answers (the tools-list scenario's deterministic-order check); the
+    listening clients, on another process, hear both changes."""
+    from mcp_sync import Server
+
+    store = MemorySessionStore()
+    with ExitStack() as stack:
+        urls = []
+        for _ in range(2):
+            server = Server("triggers", tools=True, prompts=True)
+            conformance.add_listen_fixtures(server, restore=True)
+            urls.append(stack.enter_context(serve_http(server, session_store=store)).url)
+        listed = [[tool["name"] for tool in _modern(url, "tools/list")["tools"]]
+                  for url in urls]
+        events = _listen(stack, urls[0], toolsListChanged=True)
+        assert _modern_call(urls[1], "test_trigger_tool_change")["content"][0]["text"] == (
+            "added test_dynamic_tool, then removed test_dynamic_tool")
+        assert [next(events)["method"] for _ in range(2)] == [
+            "notifications/tools/list_changed"] * 2
+        assert [[tool["name"] for tool in _modern(url, "tools/list")["tools"]]
+                for url in urls] == listed
