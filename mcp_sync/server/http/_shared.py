@@ -31,6 +31,7 @@ import logging
 import os
 import secrets
 import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -90,12 +91,27 @@ class SharedSessions:
     def __init__(self, app: StreamableHttpApp, store: SessionStore) -> None:
         self.app = app
         self.store = store
-        #: This process's name in the store: claims and messages are addressed to it.
-        self.process = secrets.token_hex(8)
+        self._name_lock = threading.Lock()
+        self._pid = os.getpid()
+        self._process = secrets.token_hex(8)
         self._listening = False
         app.server._add_announcer(self._announce)
 
-    # --- the relay of every transport ---------------------------------------------------
+    @property
+    def process(self) -> str:
+        """This process's name in the store: claims and messages are addressed to it.
+
+        An application made before a fork (gunicorn ``--preload``) is copied into every
+        worker: each copy takes a name of its own at its first use, and listens afresh
+        (the listener thread was not copied)."""
+        with self._name_lock:
+            if os.getpid() != self._pid:
+                self._pid = os.getpid()
+                self._process = secrets.token_hex(8)
+                self._listening = False
+            return self._process
+
+        # --- the relay of every transport ---------------------------------------------------
 
     def sent_request(self, session_id: str, request_id: RequestId) -> None:
         self.store.claim(_request_key(session_id, request_id), self.process, _REQUEST_CLAIM)
@@ -283,8 +299,9 @@ class SharedSessions:
     def close(self) -> None:
         """Stop receiving messages for this process."""
         self.app.server._remove_announcer(self._announce)
+        process = self.process
         if self._listening:
-            self.store.stop_listening(self.process)
+            self.store.stop_listening(process)
 
     def serving_listen_streams(self) -> None:
         """A ``subscriptions/listen`` stream opens here: changes announced by the other
@@ -292,9 +309,10 @@ class SharedSessions:
         self._listen()
 
     def _listen(self) -> None:
+        process = self.process  # after a fork, a new name, and nobody listening yet
         if not self._listening:
             self._listening = True
-            self.store.listen(self.process, self._deliver)
+            self.store.listen(process, self._deliver)
 
     # --- changes announced by the server, here and elsewhere -------------------------------
 
