@@ -111,7 +111,7 @@ class SharedSessions:
                 self._listening = False
             return self._process
 
-        # --- the relay of every transport ---------------------------------------------------
+    # --- the relay of every transport ---------------------------------------------------
 
     def sent_request(self, session_id: str, request_id: RequestId) -> None:
         self.store.claim(_request_key(session_id, request_id), self.process, _REQUEST_CLAIM)
