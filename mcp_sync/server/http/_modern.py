@@ -45,6 +45,7 @@ from ...protocol._modern import (
 from ._answer import PostAnswer
 from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
+from ._stateless import close_request_connection, open_request_connection
 
 if TYPE_CHECKING:
     from ._app import StreamableHttpApp
@@ -200,20 +201,13 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     if refused is not None:
         return _refuse(incoming.id, refused)
     transport = RequestTransport(incoming, keep_events=use_sse)
-    connection = app.server.connect(transport)
-    with app._lock:
-        closing = app._closed
-        if not closing:
-            app._stateless_connections.add(connection)
-    if closing:
-        connection.close()
+    connection = open_request_connection(app, transport)
+    if connection is None:
         return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down",
                               request_id=incoming.id)
 
     def finish() -> None:
-        connection.close()
-        with app._lock:
-            app._stateless_connections.discard(connection)
+        close_request_connection(app, connection)
 
     try:
         if incoming.method == "tools/call":
