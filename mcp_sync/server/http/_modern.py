@@ -219,7 +219,9 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
             if problem is not None:
                 finish()
                 return _refuse(incoming.id, _mismatch(problem))
-        transport.feed(incoming)
+        # A client that takes no stream gets one JSON body whatever happens: the thread
+        # that would only wait for it serves the request, two hand-offs and a worker fewer.
+        transport.feed(incoming, serve_here=not use_sse)
         # A client that reads events gets JSON only if the answer comes first and soon;
         # one silent for longer gets a stream, whose keep-alives notice a client leaving.
         transport.wait_first(app.keepalive_interval if use_sse else None)
