@@ -556,3 +556,31 @@ def test_closing_the_stream_cancels_the_request() -> None:
         response.close()  # what a WSGI server does when the client goes away
         assert seen.wait(10)
     assert outcome["cancelled"] is True
+
+
+def test_one_post_connections_share_their_worker_threads() -> None:
+    """Each modern POST has a connection of its own, but not a thread of its own: the
+    requests of a client reading events run on workers kept between requests, and those
+    of one that takes only JSON on the POST's own thread. All end with the application."""
+    server = Server("threads")
+    ran_on: list[str] = []
+
+    @server.tool()
+    def where() -> str:
+        ran_on.append(threading.current_thread().name)
+        return "here"
+
+    with make_wsgi_app(server) as app:
+        client = WerkzeugClient(app)
+        message = call("where", {})
+        for _ in range(5):
+            response = client.post("/mcp", data=json.dumps(message),
+                                   headers=standard_headers(message))
+            assert json.loads(response.get_data())["result"]["content"][0]["text"] == "here"
+        json_only = {**standard_headers(message), "Accept": "application/json"}
+        response = client.post("/mcp", data=json.dumps(message), headers=json_only)
+        assert json.loads(response.get_data())["result"]["content"][0]["text"] == "here"
+        workers = set(ran_on[:5])
+        assert len(workers) == 1 and next(iter(workers)).startswith("mcp_sync:")
+        assert ran_on[5] == threading.current_thread().name
+    assert not [t for t in threading.enumerate() if t.name in workers]

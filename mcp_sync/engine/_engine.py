@@ -134,6 +134,9 @@ class Engine(Answering):
         idle_timeout: seconds a worker or the notifier waits for work before its thread
             ends (a new one starts with the next task); None keeps them until close.
         on_lost: called once, on the reader thread, with the error when the peer left.
+        workers: a pool shared with other connections, used instead of one of this
+            connection's own (``max_workers`` and ``max_queued_requests`` are then the
+            pool's); it stays open when this connection closes.
     """
 
     def __init__(
@@ -150,6 +153,7 @@ class Engine(Answering):
         join_timeout: float = 5.0,
         idle_timeout: float | None = None,
         on_lost: Callable[[ConnectionLost], None] | None = None,
+        workers: WorkerPool | None = None,
     ) -> None:
         self.transport = transport
         self.session = session
@@ -162,8 +166,10 @@ class Engine(Answering):
         self._pending: dict[RequestId, Call] = {}
         self._serving: dict[RequestId, IncomingRequest] = {}
         self._threads = ThreadGroup(name)
-        self._workers = WorkerPool(self._threads, "worker", max_workers,
-                                   max_queued=max_queued_requests, idle_timeout=idle_timeout)
+        self._own_workers = workers is None
+        self._workers = workers if workers is not None else WorkerPool(
+            self._threads, "worker", max_workers, max_queued=max_queued_requests,
+            idle_timeout=idle_timeout)
         self._notifier = WorkerPool(self._threads, "notifier", 1,
                                     max_queued=max_queued_notifications,
                                     idle_timeout=idle_timeout)
@@ -228,7 +234,8 @@ class Engine(Answering):
             self.transport.close()
         except Exception:
             log.exception("error while closing the transport")
-        self._workers.close()
+        if self._own_workers:
+            self._workers.close()
         self._notifier.close()
         self._threads.join(self._join_timeout)
         self._done.set()
@@ -465,7 +472,8 @@ class Engine(Answering):
         if self._end(lost):
             if self._on_lost is not None:
                 self._on_lost(lost)
-            self._workers.close()
+            if self._own_workers:
+                self._workers.close()
             self._notifier.close()
             try:
                 self.transport.close()

@@ -24,6 +24,7 @@ from ._logging import RateLimit, check_level, level_rank
 from ._modern import serve_modern
 
 if TYPE_CHECKING:
+    from ..engine._threads import WorkerPool
     from ._registry import Handler, Registry
     from ._server import Server
 
@@ -47,7 +48,8 @@ class ServerConnection:
     """
 
     def __init__(self, server: Server, transport: Transport, *, registry: Registry,
-                 on_close: Callable[[ServerConnection], None] | None = None) -> None:
+                 on_close: Callable[[ServerConnection], None] | None = None,
+                 workers: WorkerPool | None = None) -> None:
         self.server = server
         #: What the server registered; the handlers look features up here.
         self.registry = registry
@@ -68,7 +70,7 @@ class ServerConnection:
         self.engine = Engine(
             transport, self.session, handle_request=self._handle,
             handle_notification=self._notification, max_workers=server.max_workers,
-            name="server", idle_timeout=server.idle_thread_timeout)
+            name="server", idle_timeout=server.idle_thread_timeout, workers=workers)
         #: The least severe level this client receives (``logging/setLevel`` sets it).
         self.log_level: types.LoggingLevel = server.log_level
         self._log_limit = (RateLimit(server.log_rate_limit)

@@ -22,7 +22,7 @@ import logging as _logging_module
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .. import types
 from ..protocol._make_icons import IconsSpec, make_icons
@@ -30,6 +30,9 @@ from ..protocol._request_state import RequestStateSeal
 from ..protocol._versions import split_versions
 from ..transports.base import Transport
 from ._announcing import Announcing
+
+if TYPE_CHECKING:
+    from ..engine._threads import WorkerPool
 from ._connection import ServerConnection
 from ._features import (
     AnnotationsSpec,
@@ -538,8 +541,14 @@ class Server(Announcing, Serving, ServerLogging):
             assume_version: serve at once, as if the client had initialized with this
                 protocol version; for stateless HTTP, where no handshake precedes a POST.
         """
+        return self._connect(transport, assume_version=assume_version)
+
+    def _connect(self, transport: Transport, *, assume_version: str | None = None,
+                 workers: WorkerPool | None = None) -> ServerConnection:
+        # ``workers``: a pool the HTTP application shares among the connections it makes
+        # for one request each, which would otherwise each start a thread of their own.
         connection = ServerConnection(self, transport, registry=self._registry,
-                                      on_close=self._forget)
+                                      on_close=self._forget, workers=workers)
         if assume_version is not None:
             connection.session.assume_initialized(assume_version)
             connection._operating.set()

@@ -170,6 +170,11 @@ class StreamableHttpApp(GetAndDelete):
         self._closed = False
         self._threads = ThreadGroup("http")
         self._closer = WorkerPool(self._threads, "closer", 1, idle_timeout=30.0)
+        # Workers for the connections that each serve one POST (modern requests,
+        # stateless mode), kept between requests: a thread started per request would
+        # cost more than the request. The WSGI server's threads bound how many run.
+        self._request_workers = WorkerPool(self._threads, "request", 1024,
+                                           idle_timeout=server.idle_thread_timeout)
         self._stop = threading.Event()
         self._sweeper_started = False
 
@@ -206,6 +211,7 @@ class StreamableHttpApp(GetAndDelete):
         if self.legacy is not None:
             self.legacy.close()
         self._closer.close()
+        self._request_workers.close()
         self._threads.join(10.0)
 
     def __enter__(self) -> StreamableHttpApp:

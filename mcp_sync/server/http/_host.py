@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ...engine._threads import WorkerPool
     from ...transports.base import Transport
     from .._announcing import Announcer
     from .._connection import ServerConnection
@@ -36,9 +37,19 @@ class ConnectionHost(Protocol):
         """The modern (2026-07-28 on) versions it serves; none for a legacy-only server."""
         ...
 
+    @property
+    def idle_thread_timeout(self) -> float:
+        """Seconds a connection's idle worker thread waits for work before it ends."""
+        ...
+
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now."""
+        ...
+
+    def _connect(self, transport: Transport, *, assume_version: str | None = None,
+                 workers: WorkerPool | None = None) -> ServerConnection:
+        """:meth:`connect`, with ``workers`` shared by connections that serve one POST."""
         ...
 
     def _add_announcer(self, announcer: Announcer) -> None:

@@ -29,7 +29,7 @@ def open_request_connection(app: StreamableHttpApp, transport: Transport,
                             **options: Any) -> ServerConnection | None:
     """A connection serving one POST, known to the app so that closing the app ends it;
     None (and nothing left open) when the app is closing."""
-    connection = app.server.connect(transport, **options)
+    connection = app.server._connect(transport, workers=app._request_workers, **options)
     with app._lock:
         closing = app._closed
         if not closing:
