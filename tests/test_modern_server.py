@@ -282,8 +282,16 @@ def test_context_reads_version_capabilities_and_info_from_the_request_des_18() -
             clientInfo={"name": "first", "version": "1"}))
         second = result_of(raw, modern_request(
             "tools/call", call, clientInfo=None))
+        third = result_of(raw, modern_request(
+            "tools/call", call, clientCapabilities={"sampling": {}},
+            clientInfo={"name": "first", "version": "1"}))
+        fourth = result_of(raw, modern_request(
+            "tools/call", call, clientCapabilities={"sampling": {}},
+            clientInfo={"name": "fourth", "version": "1"}))
     assert _json(first) == {"version": MODERN, "client": "first", "sampling": True}
     assert _json(second) == {"version": MODERN, "client": None, "sampling": False}
+    assert _json(third) == _json(first)
+    assert _json(fourth) == {"version": MODERN, "client": "fourth", "sampling": True}
     with modern_peer(server) as (raw, _):
         raw.call(request("initialize", {"protocolVersion": "2025-06-18",
                                         "capabilities": {"sampling": {}},

@@ -126,16 +126,35 @@ def modern_scope(method: str, params: dict[str, Any], versions: tuple[str, ...],
     if method not in MODERN_METHODS or (method not in _ALWAYS_SERVED and method not in served):
         raise MethodNotFound(f"Method not found: {method}")
     raw_caps = meta.get(CLIENT_CAPABILITIES_KEY)
+    raw_info = meta.get(CLIENT_INFO_KEY)
+    level = meta.get(LOG_LEVEL_KEY)
+    # A client sends the same _meta with every request: the scope decoded from the last
+    # one is reused when they are equal (a dict comparison costs far less than decoding).
+    recent = _recent
+    if (recent is not None and recent[0] == version and recent[1] == raw_caps
+            and recent[2] == raw_info and recent[3] == level):
+        return recent[4]
     if not isinstance(raw_caps, dict):
         raise InvalidParams(
             f'Invalid params: "_meta.{CLIENT_CAPABILITIES_KEY}" is required (an object)',
             {"missing": CLIENT_CAPABILITIES_KEY} if raw_caps is None else None)
     capabilities = from_wire(raw_caps, ClientCapabilities)
-    raw_info = meta.get(CLIENT_INFO_KEY)
     info = from_wire(raw_info, Implementation) if raw_info is not None else None
-    level = meta.get(LOG_LEVEL_KEY)
     if level is not None and level not in _LEVELS:
         raise InvalidParams(f'Invalid params: "_meta.{LOG_LEVEL_KEY}" is not a logging level',
                             {"level": level})
-    return RequestScope(version, profile_for(version), capabilities, info, modern=True,
-                        log_level=level)
+    scope = RequestScope(version, profile_for(version), capabilities, info, modern=True,
+                         log_level=level)
+    _remember((version, raw_caps, raw_info, level, scope))
+    return scope
+
+
+#: The last scope decoded and the _meta it came from: (version, capabilities, client
+#: info, log level, scope). A scope and what it holds are never changed once made, so
+#: any thread may reuse it; the tuple is replaced whole.
+_recent: tuple[Any, Any, Any, Any, RequestScope] | None = None
+
+
+def _remember(entry: tuple[Any, Any, Any, Any, RequestScope]) -> None:
+    global _recent
+    _recent = entry

@@ -20,6 +20,7 @@ wrapped around them here:
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from .. import types
@@ -93,11 +94,23 @@ def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
 
 def _server_info(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
     server = connection.server
+    identity = (server.name, server.version, server.title, server.description,
+                server.website_url, server.icons, scope.profile)
+    # Every modern result carries it: made once for as long as the server's identity
+    # stays the same (the dict is only ever written out, never changed).
+    made = _server_infos.get(server)
+    if made is not None and made[0] == identity:
+        return made[1]
     info = types.Implementation(
         name=server.name, version=server.version, title=server.title,
         description=server.description, website_url=server.website_url, icons=server.icons)
     wire: dict[str, Any] = implementation_for(to_wire(info), scope.profile)
+    _server_infos[server] = (identity, wire)
     return wire
+
+
+_server_infos: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[str, Any]]] = (
+    weakref.WeakKeyDictionary())
 
 
 def _discover(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
