@@ -1,7 +1,10 @@
 """Every benchmark case: which client talks to which server, over what.
 
-A case's name is ``client/server:transport[:http server]`` (``raw-*`` baselines have one
-name for both ends); ``run.py --only`` matches a regular expression against it.
+A case's name is ``client/server:transport[:http server][:modern]`` (``raw-*`` baselines
+have one name for both ends); ``run.py --only`` matches a regular expression against it.
+A case runs in the legacy era (``initialize``, 2025-11-25) unless its name ends in
+``:modern`` (2026-07-28: ``server/discover``, then version and capabilities on every
+request).
 """
 
 from __future__ import annotations
@@ -10,9 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 HTTP_MODES = ("sse", "json")
-#: The SDK client's handshake: "legacy" is the initialize exchange every server here
-#: speaks; "auto" first probes ``server/discover`` (an extra round trip on our server).
-SDK_MODE = "legacy"
+#: The SDK client's ``mode`` in each era: "legacy" is the initialize exchange; "auto" probes
+#: ``server/discover`` and stays modern when the server answers it, as our client does by
+#: default.
+SDK_MODES = {"legacy": "legacy", "modern": "auto"}
+#: Our client's ``supported_versions`` in each era.
+OUR_VERSIONS = {"legacy": ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"),
+                "modern": ("2026-07-28",)}
 #: "embedded" is ``Server.run_http`` (waitress, as mcp_sync sizes it); the others serve
 #: ``Server.wsgi_app()`` as a deployment would.
 WSGI_SERVERS = ("embedded", "gunicorn", "waitress")
@@ -27,6 +34,7 @@ class Case:
     transport: str  # stdio or http
     mode: str | None = None  # sse or json, for MCP over HTTP
     wsgi: str | None = None  # embedded, gunicorn, waitress; uvicorn for the SDK
+    era: str = "legacy"  # or modern, for MCP between ours/ours and sdk/sdk
 
     @property
     def name(self) -> str:
@@ -35,11 +43,12 @@ class Case:
         else:
             head = f"{self.client}/{self.server}"
         transport = self.transport if self.mode is None else f"http-{self.mode}"
-        return ":".join(part for part in (head, transport, self.wsgi) if part)
+        era = "modern" if self.era == "modern" else None
+        return ":".join(part for part in (head, transport, self.wsgi, era) if part)
 
     def spec(self) -> dict[str, Any]:
         return {"client": self.client, "server": self.server, "transport": self.transport,
-                "mode": self.mode, "wsgi": self.wsgi}
+                "mode": self.mode, "wsgi": self.wsgi, "era": self.era}
 
 
 def all_cases() -> list[Case]:
@@ -59,4 +68,12 @@ def all_cases() -> list[Case]:
             Case("ours", "sdk", "http", mode, "uvicorn"),
         ]
     cases += [Case("raw_http", "raw_http", "http", None, wsgi) for wsgi in RAW_WSGI_SERVERS]
+    # The modern era: a modern answer is one JSON body unless the call streams, whatever
+    # the server's JSON setting, so one HTTP row per server.
+    cases += [
+        Case("ours", "ours", "stdio", era="modern"),
+        Case("sdk", "sdk", "stdio", era="modern"),
+        Case("ours", "ours", "http", "json", "embedded", era="modern"),
+        Case("sdk", "sdk", "http", "json", "uvicorn", era="modern"),
+    ]
     return cases

@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from typing import IO, Any
 
 import requests
+from _cases import OUR_VERSIONS
 from _proc import PYTHON, ROOT, serving_process
 from _workloads import MESSAGE, Budget
 
@@ -36,17 +37,26 @@ class OursPeer:
         self._pid_root = pid_root
 
     @classmethod
-    def stdio(cls, script: str, log: IO[bytes]) -> OursPeer:
-        client = Client.stdio([PYTHON, script], cwd=str(ROOT), stderr=log, timeout=CALL_TIMEOUT)
-        return cls(client, script, os.getpid())
+    def stdio(cls, script: str, log: IO[bytes], era: str) -> OursPeer:
+        client = Client.stdio([PYTHON, script], cwd=str(ROOT), stderr=log, timeout=CALL_TIMEOUT,
+                              supported_versions=OUR_VERSIONS[era])
+        return cls(client, script, os.getpid()).checked(era)
 
     @classmethod
-    def http(cls, url: str, script: str, server_pid: int) -> OursPeer:
-        return cls(Client.http(url, timeout=CALL_TIMEOUT), script, server_pid)
+    def http(cls, url: str, script: str, server_pid: int, era: str) -> OursPeer:
+        client = Client.http(url, timeout=CALL_TIMEOUT, supported_versions=OUR_VERSIONS[era])
+        return cls(client, script, server_pid).checked(era)
 
     def echo(self, message: str) -> str:
         text: str = self._client.call_tool("echo", {"message": message}).content[0].text
         return text
+
+    def checked(self, era: str) -> OursPeer:
+        """This peer, once its connection is known to speak ``era``."""
+        if self._client.protocol_version not in OUR_VERSIONS[era]:
+            self.close()
+            raise AssertionError(f"the {era} case speaks {self._client.protocol_version}")
+        return self
 
     def items(self, n: int) -> int:
         return len(self._client.call_tool("many_items", {"n": n}).content)

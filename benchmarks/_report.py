@@ -94,6 +94,11 @@ def rows() -> list[Row]:
             found.append(Row(f"http-{mode} {wsgi}", f"ours/ours:http-{mode}:{wsgi}",
                              f"sdk/sdk:http-{mode}:uvicorn", f"raw-http:http:{raw_server(wsgi)}",
                              None))
+    # The modern era, against the same baselines as its legacy twin.
+    found.append(Row("stdio modern", "ours/ours:stdio:modern", "sdk/sdk:stdio:modern",
+                     "raw-pipe:stdio", "raw-threads:stdio"))
+    found.append(Row("http-json embedded modern", "ours/ours:http-json:embedded:modern",
+                     "sdk/sdk:http-json:uvicorn:modern", "raw-http:http:waitress", None))
     return found
 
 
@@ -116,7 +121,7 @@ def _below(limit: float) -> Check:
 
 
 def targets(workload: str, transport: str) -> list[tuple[str, Check]]:
-    stdio = transport == "stdio"
+    stdio = transport.startswith("stdio")
     if workload in ("seq", "conc"):
         if stdio:
             return [(">=5x SDK", _at_least(5, "sdk")),

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from _cases import SDK_MODE
+from _cases import SDK_MODES
 from _proc import PYTHON, ROOT, LoadSampler, serving_process
 from _workloads import CONNECT_MESSAGE, MESSAGE, Budget, Emit, big_payload
 from mcp.client import Client as SdkClient
@@ -65,8 +65,8 @@ async def _phase(emit: Emit, names: tuple[str, ...],
 
 
 async def drive(target: Any, script: str, pid_root: int, budget: Budget, emit: Emit,
-                cap: float) -> None:
-    """Connect to ``target`` (a URL or stdio parameters) and run every phase."""
+                cap: float, era: str) -> None:
+    """Connect to ``target`` (a URL or stdio parameters) in ``era`` and run every phase."""
     emitted: set[str] = set()
 
     def record(name: str, **fields: Any) -> None:
@@ -77,7 +77,10 @@ async def drive(target: Any, script: str, pid_root: int, budget: Budget, emit: E
     try:
         # Each phase has its own cap; this one bounds connecting and closing too.
         with anyio.fail_after(cap * 6):
-            async with SdkClient(target, mode=SDK_MODE, cache=None) as client:
+            async with SdkClient(target, mode=SDK_MODES[era], cache=None) as client:
+                modern = client.protocol_version == "2026-07-28"
+                if modern != (era == "modern"):
+                    raise AssertionError(f"the {era} case speaks {client.protocol_version}")
                 await _phases(client, started, script, pid_root, budget, record, cap)
     except Exception as exc:
         traceback.print_exc()

@@ -42,8 +42,9 @@ def main() -> None:
     script = str(SERVERS / SCRIPTS[server])
     log = sys.stderr.buffer
     sys.stderr.flush()
+    era = spec.get("era", "legacy")
     if spec["transport"] == "stdio":
-        _stdio(client, script, budget, emit, spec["cap"], log)
+        _stdio(client, script, budget, emit, spec["cap"], log, era)
     else:
         port = free_port()
         argv = [PYTHON, script, "--http", str(port)]
@@ -54,24 +55,25 @@ def main() -> None:
         path = "/" if server == "raw_http" else "/mcp"
         url = f"http://127.0.0.1:{port}{path}"
         with http_server(argv, port, log) as process:
-            _http(client, url, script, process.pid, budget, emit, spec["cap"])
+            _http(client, url, script, process.pid, budget, emit, spec["cap"], era)
     results.close()
 
 
-def _stdio(client: str, script: str, budget: Budget, emit: Any, cap: float, log: Any) -> None:
+def _stdio(client: str, script: str, budget: Budget, emit: Any, cap: float, log: Any,
+           era: str) -> None:
     if client == "sdk":
         import anyio
         from _sdk_driver import drive, stdio_target
 
         params, root = stdio_target(script)
-        anyio.run(drive, params, script, root, budget, emit, cap)
+        anyio.run(drive, params, script, root, budget, emit, cap, era)
         return
     from _peers import OursPeer, RawPipePeer, RawThreadsPeer
 
     if client == "ours":
         import mcp_sync.client  # noqa: F401 - imported before the connect clock starts
 
-        run_blocking(lambda: OursPeer.stdio(script, log), budget, emit)
+        run_blocking(lambda: OursPeer.stdio(script, log, era), budget, emit)
     elif client == "raw_pipe":
         run_blocking(lambda: RawPipePeer(script, log), budget, emit,
                      concurrent=lambda peer, b: peer.pipelined(b))  # type: ignore[attr-defined]
@@ -82,12 +84,12 @@ def _stdio(client: str, script: str, budget: Budget, emit: Any, cap: float, log:
 
 
 def _http(client: str, url: str, script: str, server_pid: int, budget: Budget, emit: Any,
-          cap: float) -> None:
+          cap: float, era: str) -> None:
     if client == "sdk":
         import anyio
         from _sdk_driver import drive
 
-        anyio.run(drive, url, script, server_pid, budget, emit, cap)
+        anyio.run(drive, url, script, server_pid, budget, emit, cap, era)
         return
     from _peers import OursPeer, RawHttpPeer
 
@@ -95,7 +97,7 @@ def _http(client: str, url: str, script: str, server_pid: int, budget: Budget, e
         import mcp_sync.client
         import mcp_sync.transports.http_client  # noqa: F401 - before the connect clock
 
-        run_blocking(lambda: OursPeer.http(url, script, server_pid), budget, emit)
+        run_blocking(lambda: OursPeer.http(url, script, server_pid, era), budget, emit)
     elif client == "raw_http":
         run_blocking(lambda: RawHttpPeer(url, server_pid, script), budget, emit)
     else:

@@ -35,7 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "servers")]
 
-from _cases import SDK_MODE, Case, all_cases  # noqa: E402
+from _cases import SDK_MODES, Case, all_cases  # noqa: E402
 from _proc import PYTHON, ROOT, become_subreaper, descendants, kill_all  # noqa: E402
 from _report import WORKLOADS, Results, cross_table, errors, main_table  # noqa: E402
 from _workloads import FULL, QUICK, Budget  # noqa: E402
@@ -98,7 +98,10 @@ def machine() -> str:
         f"werkzeug {_version('werkzeug')}, requests {_version('requests')}, "
         f"gunicorn {_version('gunicorn')}, waitress {_version('waitress')}, "
         f"uvicorn {_version('uvicorn')}",
-        f"- SDK client handshake: mode={SDK_MODE!r}; HTTP servers: gunicorn gthread "
+        f"- eras: legacy rows negotiate 2025-11-25 with initialize (our client offers only the "
+        f"legacy versions, the SDK client mode={SDK_MODES['legacy']!r}); rows marked modern "
+        f"speak 2026-07-28 after server/discover (our client offers only it, the SDK client "
+        f"mode={SDK_MODES['modern']!r}); HTTP servers: gunicorn gthread "
         f"(1 worker) and waitress with {WSGI_THREADS} threads, the embedded server "
         "(run_http, waitress) with its defaults, the SDK on its own uvicorn",
         f"- load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
