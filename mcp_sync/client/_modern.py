@@ -29,6 +29,8 @@ import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from .. import types
 from ..engine._engine import Engine, IncomingRequest, ProgressCallback
 from ..engine._threads import ThreadGroup, WorkerPool
@@ -59,6 +61,7 @@ from ._eras import (
     request_meta,
     with_meta,
 )
+from .http._headers import header_problem
 
 if TYPE_CHECKING:
     from ._handlers import ClientHandlers
@@ -341,6 +344,26 @@ class ModernEra:
                 future.engine.cancel(current, "cancelled by the client")
             return _settle(future, error=RequestCancelled("the call was cancelled"))
         return engine.cancel(future, "cancelled by the client")
+
+    def _screen_tools(self, page: types.ListToolsResult) -> types.ListToolsResult:
+        """Note each tool's ``x-mcp-header`` arguments for the HTTP transport, and (modern
+        era) leave out tools whose annotations are invalid (SEP-2243)."""
+        engine = self._engine
+        if not (isinstance(engine.session, ModernSession) and engine.session.modern):
+            return page
+        remember = getattr(engine.transport, "remember_tools", None)
+        if remember is not None:
+            invalid = set(remember([(tool.name, tool.input_schema) for tool in page.tools]))
+        else:
+            invalid = set()
+            for tool in page.tools:
+                problem = header_problem(tool.input_schema)
+                if problem is not None:
+                    log.warning("tool %r cannot be called: %s", tool.name, problem)
+                    invalid.add(tool.name)
+        if not invalid:
+            return page
+        return attrs.evolve(page, tools=[t for t in page.tools if t.name not in invalid])
 
     # --- what the era answers itself ------------------------------------------------------------
 

@@ -74,6 +74,10 @@ class Post:
     #: How many notification POSTs must have been sent before this one may start.
     after_notes: int
     outstanding: set[RequestId] = attrs.field(init=False)
+    #: Headers of this POST beyond the usual ones (Mcp-Method, Mcp-Name, Mcp-Param-*).
+    extra_headers: dict[str, str] | None = None
+    #: A modern (2026-07-28) request: no session id, its version from its ``_meta``.
+    modern: bool = False
 
     def __attrs_post_init__(self) -> None:
         self.outstanding = set(self.request_ids)

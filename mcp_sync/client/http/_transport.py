@@ -50,6 +50,7 @@ Theory of operation
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -57,7 +58,7 @@ from collections.abc import Callable, Mapping, Sequence
 import requests
 
 from ...engine._threads import WorkerPool
-from ...errors import ConnectionClosed, ConnectionLost, SessionExpired
+from ...errors import ConnectionClosed, ConnectionLost, RpcError, SessionExpired
 from ...protocol._jsonrpc import (
     ErrorResponse,
     Incoming,
@@ -74,6 +75,7 @@ from ...transports._decode import decode_frame
 from ...transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from ._cancel import CancelLedger, Decision
 from ._core import ACCEPT_BOTH, EVENT_STREAM, End, HttpError, Outcome, Post, resume_parser
+from ._headers import header_paths, header_problem, request_headers
 from ._io import SocketRegistry, content_type, drain, is_connect_failure, read_limited
 from ._legacy import LegacyMixin
 from ._listener import ListenerMixin
@@ -87,6 +89,9 @@ _LEGACY_HINTS = frozenset({400, 404, 405})
 #: Statuses worth trying again later; any other refusal of a resumption is final.
 _TRANSIENT = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _SINGLE = (Request, Notification, Response, ErrorResponse)
+#: The codes only a modern server answers with (COEX-3, COEX-10).
+_MODERN_CODES = frozenset({-32020, -32021, -32022})
+_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
@@ -179,6 +184,9 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         self._notes = WorkerPool(self._threads, "notify", 1)
         self._ledger = CancelLedger()
         self._answers_json = False  # how the server answered the last request
+        self._initialize_tried = False
+        #: Tool name -> the argument paths its schema mirrors in Mcp-Param-* headers.
+        self._tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
 
     # --- what the transport knows ------------------------------------------------------------
 
@@ -196,6 +204,21 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
     def legacy(self) -> bool:
         """True when the server turned out to speak the 2024-11-05 HTTP+SSE transport."""
         return self._endpoint is not None
+
+    def remember_tools(self, tools: Sequence[tuple[str, object]]) -> list[str]:
+        """Note the ``x-mcp-header`` arguments of listed tools, as ``(name, input schema)``
+        pairs; returns the names of tools whose annotations are invalid (SEP-2243)."""
+        invalid: list[str] = []
+        with self._lock:
+            for name, schema in tools:
+                problem = header_problem(schema)
+                if problem is not None:
+                    log.warning("tool %r of %s cannot be called: %s", name, self.url, problem)
+                    invalid.append(name)
+                    self._tool_headers.pop(name, None)
+                else:
+                    self._tool_headers[name] = header_paths(schema)
+        return invalid
 
     # --- Transport -----------------------------------------------------------------------
 
@@ -243,8 +266,11 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 raise ConnectionClosed("the transport is closed")
             if self._lost is not None:
                 raise ConnectionLost(str(self._lost)) from self._lost
-            probe = (not self._posted and initialize_id is not None
+            # The first initialize, even after a modern probe, may find an old server.
+            probe = (not self._initialize_tried and initialize_id is not None
                      and self._legacy_fallback)
+            if initialize_id is not None:
+                self._initialize_tried = True
             if not self._posted and not probe:
                 self._mode_known.set()
             self._posted = True
@@ -254,6 +280,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 self._notes_written += 1
             post = Post(body, tuple(r.id for r in requests_in), initialize_id,
                         carries_initialized, probe, self._notes_written)
+            _add_headers(post, message, self._tool_headers)
         if stale is not None:
             stale.shutdown()
         pool = self._posts if post.request_ids else self._notes
@@ -330,7 +357,10 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 return
             with self._lock:
                 session_id, version = self._session_id, self._protocol_version
+            if post.modern:  # no session in the modern era; the version is the request's
+                session_id = version = None
             headers = self._headers(ACCEPT_BOTH, session_id, version, json_body=True)
+            headers.update(post.extra_headers or {})
             if post.request_ids and self._answers_json:
                 # Its head comes with the answer: held cancellations go once it is sent.
                 self._sender_sockets.when_sent(
@@ -376,6 +406,9 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
     def _answer(self, session: requests.Session, post: Post, response: requests.Response,
                 session_id: str | None) -> None:
         status = response.status_code
+        if ((post.modern or post.probe) and status in (400, 404)
+                and content_type(response) == "application/json" and self._refused(post, response)):
+            return
         if post.probe and status in _LEGACY_HINTS and self._try_legacy(post):
             return
         if status == 404 and session_id is not None:
@@ -404,6 +437,34 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             self._fail(post, lambda: HttpError(
                 f"the server answered with Content-Type {kind or '(none)'!r}, expected "
                 "application/json or text/event-stream", {"status": status}, status=status))
+
+    def _refused(self, post: Post, response: requests.Response) -> bool:
+        """A modern request, or initialize, answered 4xx with a JSON-RPC error body: a
+        modern server's refusal (-32022 with its versions, -32601 for an unknown method)
+        is that error, not an HTTP failure; a modern code in answer to initialize means a
+        modern-only server, never a 2024-11-05 one (COEX-10). False leaves the status to
+        decide."""
+        try:
+            data = read_limited(response, 64 * 1024)
+            value = json.loads(data.decode("utf-8")) if data else None
+        except (requests.RequestException, ValueError):
+            value = None
+        error = value.get("error") if isinstance(value, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(code, int) or not (post.modern or code in _MODERN_CODES):
+            status = response.status_code
+            if post.probe and status in _LEGACY_HINTS and self._try_legacy(post):
+                return True
+            detail = error.get("message") if isinstance(error, dict) else None
+            message = f"the MCP server at {self.url} answered HTTP {status} {response.reason}"
+            if isinstance(detail, str):
+                message = f"{message}: {detail}"
+            self._fail(post, lambda: HttpError(message, {"status": status, "body": value},
+                                               status=status))
+            return True
+        assert isinstance(error, dict)
+        self._fail(post, lambda: RpcError.from_wire(dict(error)))
+        return True
 
     def _read_json(self, post: Post, response: requests.Response) -> None:
         try:
@@ -517,3 +578,19 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             log.debug("DELETE of the session at %s failed: %s", self.url, str(exc))
         finally:
             session.close()
+
+
+def _add_headers(post: Post, message: object,
+                 tool_headers: dict[str, dict[tuple[str, ...], str]]) -> None:
+    # Mcp-Method (and Mcp-Name) on every single message: gateways route on them, and a
+    # legacy server ignores them (COEX-8). A modern request also names its version.
+    if not isinstance(message, (Request, Notification)):
+        return
+    params = message.params or {}
+    meta = params.get("_meta")
+    version = meta.get(_VERSION_KEY) if isinstance(meta, dict) else None
+    if isinstance(message, Request) and isinstance(version, str) and version.isprintable():
+        post.modern = True
+        post.extra_headers = request_headers(message.method, params, version, tool_headers)
+    else:
+        post.extra_headers = {"Mcp-Method": message.method}
