@@ -29,10 +29,16 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 class RawPeer:
-    """Writes frames verbatim to the other end and reads back what it answers."""
+    """Writes frames verbatim to the other end and reads back what it answers.
+
+    Playing a legacy server to a client, it answers the client's ``server/discover``
+    probe itself with -32601, as a legacy server does (COEX-1), so that scripts see
+    ``initialize`` first; set ``legacy_discover`` False to see the probe.
+    """
 
     def __init__(self) -> None:
         self.end, self.other = memory_pair()
+        self.legacy_discover = True
 
     def send(self, message: Any) -> None:
         """Send a JSON value, or bytes/str exactly as given."""
@@ -44,10 +50,16 @@ class RawPeer:
 
     def receive(self, timeout: float = 5.0) -> Any:
         """The next frame the other end wrote, parsed; raises queue.Empty on timeout."""
-        frame = self.end._inbox.get(timeout=timeout)
-        if frame == b"":
-            raise EOFError("the other end closed")
-        return json.loads(frame)
+        while True:
+            frame = self.end._inbox.get(timeout=timeout)
+            if frame == b"":
+                raise EOFError("the other end closed")
+            message = json.loads(frame)
+            if not (self.legacy_discover and isinstance(message, dict) and "id" in message
+                    and message.get("method") == "server/discover"):
+                return message
+            self.send({"jsonrpc": "2.0", "id": message["id"],
+                       "error": {"code": -32601, "message": "Method not found"}})
 
     def nothing_more(self, timeout: float = 0.2) -> bool:
         """True if no frame arrives within ``timeout`` (for messages that get no answer)."""
