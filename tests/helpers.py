@@ -474,3 +474,32 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# -- a fake server run by a script on a thread -------------------------------------------
+
+Script = Callable[[RawPeer], None]
+
+
+class FakeServer:
+    """Runs ``script`` against the client's frames on a thread joined at exit."""
+
+    def __init__(self, script: Script) -> None:
+        self.peer = RawPeer()
+        self.received: list[Any] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(script,), name="fake-server")
+        self.thread.start()
+
+    def _run(self, script: Script) -> None:
+        try:
+            script(self.peer)
+        except BaseException as exc:  # reported by the test through .error
+            self.error = exc
+
+    def finish(self) -> None:
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        self.peer.close()
+        if self.error is not None:
+            raise self.error
