@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from mcp_sync.errors import RpcError
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
 
 if TYPE_CHECKING:
@@ -26,6 +27,13 @@ INITIALIZE = {
                "clientInfo": {"name": "raw", "version": "0"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+#: Client options for tests of the legacy era's session features (server-to-client
+#: requests from tools, logging/setLevel, resources/subscribe, list changes sent on the
+#: session, the initialize result): the client speaks only the legacy versions, as a
+#: 2025-11-25 client does, so a dual-era server serves it a legacy session.
+LEGACY_ERA: dict[str, Any] = {"supported_versions": KNOWN_VERSIONS}
 
 
 class RawPeer:

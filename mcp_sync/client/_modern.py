@@ -177,7 +177,7 @@ class ModernEra:
                     return None
                 if modern_error(exc):
                     raise  # modern, and refused: the era is settled, no fallback
-                log.debug("server/discover refused (%s): speaking legacy MCP", exc)
+                log.debug("server/discover refused (%s): speaking legacy MCP", str(exc))
                 return None
             found = discovered(result, modern, version)
             if found is None:
@@ -220,7 +220,8 @@ class ModernEra:
         rounds = [0]
 
         def send(current: dict[str, Any] | None) -> None:
-            remaining = deadline - time.monotonic()
+            # The first round has the whole timeout; later ones what is left of it.
+            remaining = timeout if rounds[0] == 0 else deadline - time.monotonic()
             if remaining <= 0:
                 _settle(outer, error=RequestTimeout(
                     f"{method} needed more input than its timeout allowed"))
@@ -428,7 +429,7 @@ class ModernEra:
                 try:
                     future = engine.request("subscriptions/listen", params, timeout=None)
                 except McpError as exc:
-                    log.warning("could not listen for the server's notifications: %s", exc)
+                    log.warning("could not listen for the server's notifications: %s", str(exc))
                     future = None
                 if future is not None:
                     self._listen_future = future
@@ -447,7 +448,7 @@ class ModernEra:
         if isinstance(error, (ConnectionClosed, RequestCancelled)) or engine.closed:
             return
         if isinstance(error, RpcError) and not isinstance(error, RequestTimeout):
-            log.info("the server does not keep subscriptions/listen open: %s", error)
+            log.info("the server does not keep subscriptions/listen open: %s", str(error))
             if int(error.code) == MethodNotFound.code:
                 return
         # The server ended the subscription (its answer) or the stream broke: listen again

@@ -291,10 +291,13 @@ class HttpCore:
         for request_id in sorted(post.outstanding, key=str):
             self._deliver(ErrorResponse(request_id, make_error()), post)
 
-    def _fail_status(self, post: Post, response: requests.Response) -> None:
+    def _fail_status(self, post: Post, response: requests.Response,
+                     body: tuple[str, str | None] | None = None) -> None:
+        """Fail ``post`` with an HttpError for the status; ``body`` is the excerpt and
+        JSON-RPC message of a body already read."""
         status = response.status_code
         url = response.url or self.url
-        excerpt, detail = body_excerpt(response)
+        excerpt, detail = body_excerpt(response) if body is None else body
         if status == 401:
             message = (f"the MCP server at {url} requires authorization (HTTP 401 "
                        "Unauthorized); pass credentials, e.g. headers={'Authorization': "

@@ -444,6 +444,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         is that error, not an HTTP failure; a modern code in answer to initialize means a
         modern-only server, never a 2024-11-05 one (COEX-10). False leaves the status to
         decide."""
+        data: bytes | None = None
         try:
             data = read_limited(response, 64 * 1024)
             value = json.loads(data.decode("utf-8")) if data else None
@@ -452,15 +453,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         error = value.get("error") if isinstance(value, dict) else None
         code = error.get("code") if isinstance(error, dict) else None
         if not isinstance(code, int) or not (post.modern or code in _MODERN_CODES):
-            status = response.status_code
-            if post.probe and status in _LEGACY_HINTS and self._try_legacy(post):
+            if post.probe and response.status_code in _LEGACY_HINTS and self._try_legacy(post):
                 return True
             detail = error.get("message") if isinstance(error, dict) else None
-            message = f"the MCP server at {self.url} answered HTTP {status} {response.reason}"
-            if isinstance(detail, str):
-                message = f"{message}: {detail}"
-            self._fail(post, lambda: HttpError(message, {"status": status, "body": value},
-                                               status=status))
+            text = data.decode("utf-8", "replace")[:2000] if data else ""
+            self._fail_status(post, response, (text, detail if isinstance(detail, str)
+                                               else None))
             return True
         assert isinstance(error, dict)
         self._fail(post, lambda: RpcError.from_wire(dict(error)))
