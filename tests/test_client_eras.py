@@ -125,7 +125,7 @@ def test_supported_versions_accepts_the_modern_version_and_rejects_unknown_ones(
 def test_every_modern_request_carries_meta_and_results_are_read() -> None:
     """RequestMetaObject: protocolVersion, clientCapabilities (from the handlers, as
     initialize would declare them), clientInfo, and logLevel once asked for; a result's
-    serverInfo updates server_info, its resultType/ttlMs/cacheScope are kept in extra."""
+    serverInfo updates server_info, and its resultType is read and not handed on."""
     seen: list[dict[str, Any]] = []
 
     def script(peer: RawPeer) -> None:
@@ -145,7 +145,7 @@ def test_every_modern_request_carries_meta_and_results_are_read() -> None:
         client.set_logging_level("warning")  # nothing sent: every request names it now
         client.call_tool("t", {})
         assert client.server_info.name == "renamed"
-        assert first.extra["resultType"] == "complete"
+        assert "resultType" not in first.extra and first.meta is None
     server.finish()
     discover, call, logged = seen
     assert discover["method"] == "server/discover"

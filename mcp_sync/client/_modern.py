@@ -37,12 +37,14 @@ from ..engine._threads import ThreadGroup, WorkerPool
 from ..errors import (
     CapabilityError,
     ConnectionClosed,
+    InvalidParams,
     LegacyOnlyServer,
     McpError,
     MethodNotFound,
     ProtocolVersionError,
     RequestCancelled,
     RequestTimeout,
+    ResourceNotFound,
     RpcError,
 )
 from ..protocol._convert import from_wire
@@ -242,13 +244,17 @@ class ModernEra:
 
         def answered(done: Future[dict[str, Any]], sent: dict[str, Any] | None) -> None:
             error = done.exception()
+            if isinstance(error, InvalidParams) and method == "resources/read":
+                # The era answers an unknown resource -32602 (no longer -32002): it is
+                # still a ResourceNotFound to the caller, with the code the server sent.
+                error = ResourceNotFound(error.message, error.data, code=int(error.code))
             if error is not None:
                 _settle(outer, error=error)
                 return
             result = done.result()
             self._note_server_info(result)
             if not is_input_required(result):
-                _settle(outer, result=result)
+                _settle(outer, result=_consumed(result))
                 return
             rounds[0] += 1
             if rounds[0] > MAX_ROUNDS:
@@ -458,6 +464,21 @@ class ModernEra:
     def _listen_again(self, engine: Engine) -> None:
         if not self._closed_event.wait(1.0) and not engine.closed:
             self._listen_update(engine, force=True)
+
+
+def _consumed(result: dict[str, Any]) -> dict[str, Any]:
+    """A complete result without what the client has read from it (``resultType``, the
+    server's identity in ``_meta``), so that both eras hand the caller the same result;
+    ``ttlMs`` and ``cacheScope`` stay (in the typed result's ``extra``)."""
+    result.pop("resultType", None)
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
+        meta = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result
 
 
 def _settle(future: RoundsFuture, *, result: dict[str, Any] | None = None,

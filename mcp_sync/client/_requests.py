@@ -307,7 +307,8 @@ class RequestMethods:
             The result; ``result.contents`` holds text and/or blob (base64) contents.
 
         Raises:
-            ResourceNotFound: the server knows no such resource (-32002).
+            ResourceNotFound: the server knows no such resource (-32002; in the modern
+                era the server sends -32602, which ``code`` then holds).
             CapabilityError: the server did not declare ``resources`` (CAPS-5).
         """
         return self._typed("resources/read", {"uri": _text("uri", uri)},
