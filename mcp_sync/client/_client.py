@@ -133,8 +133,8 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
             :class:`~mcp_sync.errors.ModernOnlyServer` (COEX-10) or
             :class:`~mcp_sync.errors.LegacyOnlyServer`. See docs/client.md "Eras".
         probe_timeout: how long ``server/discover`` may go unanswered before the server
-            is taken to speak only the legacy era (stdio; a server that answers with an
-            error is known at once). Only for a server whose era is not yet known.
+            is taken to speak only the legacy era (a server that answers with an error is
+            known at once). Only for a server whose era is not yet known.
         title, description, website_url, icons: more of our ``clientInfo`` (V1125-6);
             icons are :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape,
             each ``src`` an ``https:`` URL or a ``data:image/`` URI.
@@ -422,8 +422,12 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
         # Never through send_request, which could renew again from inside a renewal.
         for method, params in self._session_state.requests_to_restore():
             try:
+                engine = self._engine
+                if _modern(engine):  # the era keeps the level and subscriptions itself
+                    self._modern_local(engine, method, params, self.timeout)
+                    continue
                 # On this engine only: a loss now is met by the next call.
-                self._wait(self._engine.request(method, params, timeout=self.timeout),
+                self._wait(engine.request(method, params, timeout=self.timeout),
                            self.timeout)
             except McpError as exc:
                 log.warning("could not restore %s %s in the new session: %s",

@@ -28,7 +28,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import types
-from ..errors import ProtocolVersionError, RpcError
+from ..errors import (
+    CapabilityError,
+    LocalProtocolError,
+    ModernOnlyServer,
+    ProtocolVersionError,
+    RpcError,
+)
 from ..protocol._capability_rules import PEER_CAPABILITY
 from ..protocol._convert import from_wire, to_wire
 from ..protocol._jsonrpc import Request
@@ -45,6 +51,7 @@ from ..protocol._versions import KNOWN_VERSIONS, MODERN_VERSIONS
 __all__ = [
     "ERA_CACHE",
     "MODERN_ERRORS",
+    "UNSUPPORTED_VERSION",
     "EraCache",
     "ModernSession",
     "client_versions",
@@ -52,8 +59,11 @@ __all__ = [
     "http_era_key",
     "is_input_required",
     "modern_error",
+    "modern_only",
+    "named_versions",
     "request_meta",
     "stdio_era_key",
+    "with_meta",
 ]
 
 #: The codes only a modern server sends: HeaderMismatch, MissingRequiredClientCapability,
@@ -160,13 +170,9 @@ class ModernSession(Session):
         if not self.modern and method != "server/discover":
             return super().request(method, params, progress=progress)
         if self.state.value == "closed":
-            from ..errors import LocalProtocolError
-
             raise LocalProtocolError(f"cannot send {method}: the session is closed")
         needed = PEER_CAPABILITY.get(method)
         if self.modern and needed is not None and not self._peer_allows(method, needed):
-            from ..errors import CapabilityError
-
             raise CapabilityError(
                 f"the server did not declare the {needed[0]!r} capability that {method} needs")
         return self._new_request(method, params, progress=progress)
@@ -247,8 +253,6 @@ def discovered(result: dict[str, Any], modern: tuple[str, ...],
 def modern_only(error: RpcError, legacy: tuple[str, ...],
                 modern: tuple[str, ...]) -> ProtocolVersionError:
     """The typed error for a modern-only server that a client cannot speak to (COEX-10)."""
-    from ..errors import ModernOnlyServer
-
     named = named_versions(error)
     detail = f" (it speaks {', '.join(named)})" if named else f": {error.message}"
     exc = ModernOnlyServer(
