@@ -357,3 +357,26 @@ def test_roots_changes_send_no_notification_in_the_modern_era() -> None:
         assert [root.uri for root in client.roots] == ["file:///tmp"]
     server.finish()
 
+
+def test_cancelling_a_modern_async_call_cancels_its_request_at_the_server() -> None:
+    """CANCEL-1 in the modern era (stdio): future.cancel() sends notifications/cancelled
+    for the request in flight, and whoever waits gets RequestCancelled."""
+    from concurrent.futures import CancelledError
+
+    seen: dict[str, Any] = {}
+
+    def script(peer: RawPeer) -> None:
+        answer(peer, peer.receive(), discover_result())
+        seen["call"] = peer.receive()
+        seen["cancel"] = peer.receive()
+
+    server = start(script)
+    with Client(server.peer.transport) as client:
+        future = client.call_tool_async("slow", {})
+        assert future.cancel()
+        with pytest.raises(CancelledError):
+            future.result(5)
+        server.thread.join(10)
+    server.finish()
+    assert seen["cancel"]["method"] == "notifications/cancelled"
+    assert seen["cancel"]["params"]["requestId"] == seen["call"]["id"]

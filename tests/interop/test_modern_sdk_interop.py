@@ -20,7 +20,7 @@ import pytest
 from mcp_sync import Client, types
 from mcp_sync.client import ElicitationRequest
 from mcp_sync.errors import MethodNotFound
-from tests.interop.test_http_sdk_server import ROOT, _free_port
+from tests.interop.test_http_sdk_server import ROOT, _free_port, running
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(90)]
 
@@ -144,3 +144,19 @@ def test_http_modern_requests_with_the_sdk_server(http_url: str) -> None:
     with Client.http(http_url, timeout=30) as client:
         assert client.era == "modern"
         assert client.read_resource("memo://one").contents[0].text == "one"
+
+
+@pytest.mark.parametrize("mode", ["stream", "sse"])
+def test_default_client_against_the_sdk_servers_of_each_http_flavour(
+        mode: str, tmp_path: Path) -> None:
+    """"How eras find each other" (HTTP): the SDK's Streamable HTTP server answers the
+    modern probe (modern era); its 2024-11-05 HTTP+SSE server refuses it and initialize
+    with 405, so the client ends in the legacy era on the old transport (HTTP-37)."""
+    from mcp_sync.transports.http_client import HttpClientTransport
+
+    with running(mode, tmp_path) as server, Client.http(server.url, timeout=30) as client:
+        transport = client._engine.transport
+        assert isinstance(transport, HttpClientTransport)
+        assert client.era == ("modern" if mode == "stream" else "legacy")
+        assert transport.legacy == (mode == "sse")
+        assert client.call_tool("add", {"a": 2, "b": 3}).content[0].text == "5"
