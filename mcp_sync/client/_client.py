@@ -205,6 +205,7 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
         self._listen_future: Future[dict[str, Any]] | None = None
         self._resource_subscriptions: dict[str, None] = {}
         self._input_pool: WorkerPool | None = None
+        self._meta_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
         self._connect: Callable[[], Transport] | None = None
         if isinstance(transport, Transport) or not callable(transport):
             if reconnect:

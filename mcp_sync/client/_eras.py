@@ -37,7 +37,7 @@ from ..errors import (
 )
 from ..protocol._capability_rules import PEER_CAPABILITY
 from ..protocol._convert import from_wire, to_wire
-from ..protocol._jsonrpc import Request
+from ..protocol._jsonrpc import Notification, Request, RequestId
 from ..protocol._modern import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -176,6 +176,14 @@ class ModernSession(Session):
             raise CapabilityError(
                 f"the server did not declare the {needed[0]!r} capability that {method} needs")
         return self._new_request(method, params, progress=progress)
+
+    def notification(self, method: str, params: dict[str, Any] | None = None, *,
+                     related_to: RequestId | None = None) -> Notification:
+        if not self.modern:
+            return super().notification(method, params, related_to=related_to)
+        if self.state.value == "closed":
+            raise LocalProtocolError(f"cannot send {method}: the session is closed")
+        return Notification(method, params)  # no handshake, so no lifecycle to wait for
 
 
 def request_meta(version: str, capabilities: types.ClientCapabilities,

@@ -111,6 +111,7 @@ class ModernEra:
     _listen_future: Future[dict[str, Any]] | None
     _resource_subscriptions: dict[str, None]
     _input_pool: WorkerPool | None
+    _meta_cache: dict[tuple[str, str | None], dict[str, Any]]
 
     def _handshake(self, engine: Engine, timeout: float) -> None:
         raise NotImplementedError
@@ -203,8 +204,15 @@ class ModernEra:
         self._listen_update(engine, force=True)
 
     def _meta(self, version: str) -> dict[str, Any]:
-        return request_meta(version, self._handlers.capabilities(), self._info,
-                            self._log_level)
+        # The capabilities and identity are fixed once the client is made: built once per
+        # version and log level, not for every request.
+        key = (version, self._log_level)
+        meta = self._meta_cache.get(key)
+        if meta is None:
+            meta = request_meta(version, self._handlers.capabilities(), self._info,
+                                self._log_level)
+            self._meta_cache[key] = meta
+        return meta
 
     @property
     def era(self) -> str:
