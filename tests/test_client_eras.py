@@ -229,6 +229,20 @@ def test_discover_naming_no_modern_version_is_a_legacy_advertisement() -> None:
     server.finish()
 
 
+def test_a_malformed_discover_result_is_no_evidence_of_the_modern_era() -> None:
+    """A discover "result" whose capabilities break the schema: fall back, as for any
+    answer that is not a DiscoverResult."""
+    def script(peer: RawPeer) -> None:
+        probe = peer.receive()
+        answer(peer, probe, discover_result(capabilities="none"))
+        answer_initialize(peer, initialize_result("2025-11-25"))
+
+    server = start(script)
+    with Client(server.peer.transport) as client:
+        assert client.era == "legacy"
+    server.finish()
+
+
 def test_modern_only_server_meets_legacy_only_client_coex_10() -> None:
     """COEX-10: initialize answered with -32022 naming modern versions only: the typed
     ModernOnlyServer error, carrying the server's versions."""
@@ -244,6 +258,7 @@ def test_modern_only_server_meets_legacy_only_client_coex_10() -> None:
         Client(server.peer.transport, supported_versions=KNOWN_VERSIONS)
     server.finish()
     assert caught.value.server_versions == (MODERN,)
+    assert caught.value.__cause__ is not None  # the server's own error
 
 
 def test_modern_only_server_with_no_shared_modern_version() -> None:

@@ -143,7 +143,7 @@ class ModernEra:
             if refusal is None:
                 raise
             if not modern:
-                raise modern_only(refusal, legacy, modern) from None
+                raise modern_only(refusal, legacy, modern) from refusal
             # The server settled on the modern era after all (a cached verdict gone
             # stale, or a probe that timed out on a slow start): ask it properly.
             found = self._discover(engine, timeout)
@@ -174,7 +174,7 @@ class ModernEra:
                         version = mutual[-1]
                         continue  # the server named a version we share: once more with it
                     if named and not any(v in KNOWN_VERSIONS for v in named):
-                        raise modern_only(exc, self._versions, modern) from None
+                        raise modern_only(exc, self._versions, modern) from exc
                     if not self._versions:
                         raise
                     return None
@@ -182,7 +182,11 @@ class ModernEra:
                     raise  # modern, and refused: the era is settled, no fallback
                 log.debug("server/discover refused (%s): speaking legacy MCP", str(exc))
                 return None
-            found = discovered(result, modern, version)
+            try:
+                found = discovered(result, modern, version)
+            except InvalidParams as exc:  # not a discover result: no evidence of the era
+                log.warning("ignoring a malformed server/discover result: %s", exc.message)
+                return None
             if found is None:
                 log.debug("server/discover names no modern version we speak: legacy MCP")
             return found
