@@ -8,13 +8,14 @@ COEX-10, schema-2026-07-28 ``RequestMetaObject``).
 
 from __future__ import annotations
 
+import queue
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcp_sync import Client, Server
+from mcp_sync import Client, Context, Server
 from mcp_sync.errors import LegacyOnlyServer, ModernOnlyServer, ProtocolVersionError
 from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.testing import open_client
@@ -84,6 +85,27 @@ def test_legacy_only_server_gets_initialize_after_the_probe_coex_1() -> None:
         assert client.era == "legacy"
         assert client.protocol_version == "2025-11-25"
         assert client.call_tool("add", {"a": 1, "b": 1}).structured == {"result": 2}
+
+
+def test_log_level_goes_with_every_request_once_asked_for() -> None:
+    """RequestMetaObject logLevel, against our server: no log messages before
+    set_logging_level, then only those at the level or above, through on_log."""
+    server = make_server()
+
+    @server.tool()
+    def chatty(ctx: Context) -> str:
+        ctx.log("info", "an info")
+        ctx.log("warning", "a warning")
+        return "done"
+
+    received: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    with open_client(server, on_log=received.put) as client:
+        assert client.era == "modern"
+        client.call_tool("chatty")  # asked for no log messages: none come
+        client.set_logging_level("warning")
+        client.call_tool("chatty")
+        first = received.get(timeout=5)
+    assert (first.level, first.data) == ("warning", "a warning")
 
 
 def test_modern_over_stdio_with_the_everything_server() -> None:

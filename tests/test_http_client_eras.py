@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError
 from typing import Any
 
 import pytest
@@ -142,3 +144,32 @@ def test_a_4xx_without_a_modern_body_means_legacy(
     methods = [seen.body.get("method") for seen in server.requests("POST")]
     assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
     assert server.requests("POST")[-1].header("Mcp-Method") == "ping"
+
+
+def test_cancelling_a_modern_call_closes_its_stream_and_posts_nothing(
+        serve: Callable[[Any], FakeServer]) -> None:
+    """2026-07-28 over HTTP: closing the response stream is the cancellation; no
+    notifications/cancelled is posted, and the client goes on working."""
+    holder: dict[str, FakeServer] = {}
+    opened = threading.Event()
+
+    def server_with_a_slow_tool(seen: Seen) -> WsgiResponse:
+        message = seen.body
+        if seen.method == "POST" and message.get("method") == "tools/call" and \
+                message["params"]["name"] == "slow":
+            _, body = holder["server"].stream(iter([b": open\n\n"]))
+            opened.set()
+            return WsgiResponse(body, mimetype="text/event-stream")
+        return modern_server(seen)
+
+    server = holder["server"] = serve(server_with_a_slow_tool)
+    with Client.http(server.url, timeout=20) as client:
+        client.list_tools()
+        future = client.call_tool_async("slow", {})
+        assert opened.wait(10)
+        assert future.cancel()
+        with pytest.raises(CancelledError):
+            future.result(5)
+        assert client.call_tool("lookup", {"region": "x"}).content[0].text == "ok"
+    methods = [seen.body.get("method") for seen in server.requests("POST")]
+    assert "notifications/cancelled" not in methods

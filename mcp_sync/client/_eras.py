@@ -177,6 +177,16 @@ class ModernSession(Session):
                 f"the server did not declare the {needed[0]!r} capability that {method} needs")
         return self._new_request(method, params, progress=progress)
 
+    def cancel(self, request_id: RequestId, reason: str | None = None) -> Notification | None:
+        notification = super().cancel(request_id, reason)
+        if notification is not None and self.modern and self.negotiated_version:
+            # Named as modern, so that an HTTP transport closes the request's answer
+            # instead (that is the era's cancel there); stdio sends it as it is.
+            params = dict(notification.params or {})
+            params["_meta"] = {PROTOCOL_VERSION_KEY: self.negotiated_version}
+            notification = Notification(notification.method, params)
+        return notification
+
     def notification(self, method: str, params: dict[str, Any] | None = None, *,
                      related_to: RequestId | None = None) -> Notification:
         if not self.modern:

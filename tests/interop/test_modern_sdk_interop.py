@@ -111,7 +111,9 @@ def test_missing_handler_fails_the_call() -> None:
         client.call_tool("ask", {"kinds": "elicit"})
 
 
-def test_listen_routes_changes_to_the_callbacks() -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_listen_routes_changes_to_the_callbacks(
+        transport: str, request: pytest.FixtureRequest) -> None:
     """subscriptions/listen: with on_list_changed and a subscribed resource, the client
     keeps a listen request open; the SDK server's notifications reach the callbacks."""
     heard: list[str] = []
@@ -120,7 +122,7 @@ def test_listen_routes_changes_to_the_callbacks() -> None:
 
     def note(item: str) -> None:
         heard.append(item)
-        if len(heard) >= 2:
+        if {"tools", "memo://one"} <= set(heard):
             both.set()
 
     def on_notification(method: str, params: dict[str, Any]) -> None:
@@ -129,12 +131,18 @@ def test_listen_routes_changes_to_the_callbacks() -> None:
                 and wanted.get("resourceSubscriptions")):
             acknowledged.set()
 
-    with Client.stdio(STDIO, timeout=30, on_list_changed=note, on_resource_updated=note,
-                      on_notification=on_notification) as client:
+    callbacks: dict[str, Any] = {"on_list_changed": note, "on_resource_updated": note,
+                                 "on_notification": on_notification}
+    if transport == "stdio":
+        client = Client.stdio(STDIO, timeout=30, **callbacks)
+    else:
+        client = Client.http(request.getfixturevalue("http_url"), timeout=30, **callbacks)
+    with client:
         client.subscribe_resource("memo://one")
         assert acknowledged.wait(20)
         assert client.call_tool("notify", {}).content[0].text == "published"
         assert both.wait(20)
+    # One listen request at a time: the one replaced at the subscription was ended.
     assert sorted(heard) == ["memo://one", "tools"]
 
 

@@ -78,6 +78,10 @@ class Post:
     extra_headers: dict[str, str] | None = None
     #: A modern (2026-07-28) request: no session id, its version from its ``_meta``.
     modern: bool = False
+    #: The answer being read (modern posts), and whether the caller gave up on it: in
+    #: the modern era closing the answer's stream is the cancellation.
+    response: Any = None
+    close_requested: bool = False
 
     def __attrs_post_init__(self) -> None:
         self.outstanding = set(self.request_ids)

@@ -50,7 +50,6 @@ Theory of operation
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -58,7 +57,7 @@ from collections.abc import Callable, Mapping, Sequence
 import requests
 
 from ...engine._threads import WorkerPool
-from ...errors import ConnectionClosed, ConnectionLost, RpcError, SessionExpired
+from ...errors import ConnectionClosed, ConnectionLost, SessionExpired
 from ...protocol._jsonrpc import (
     ErrorResponse,
     Incoming,
@@ -75,26 +74,21 @@ from ...transports._decode import decode_frame
 from ...transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from ._cancel import CancelLedger, Decision
 from ._core import ACCEPT_BOTH, EVENT_STREAM, End, HttpError, Outcome, Post, resume_parser
-from ._headers import header_paths, header_problem, request_headers
 from ._io import SocketRegistry, content_type, drain, is_connect_failure, read_limited
 from ._legacy import LegacyMixin
 from ._listener import ListenerMixin
+from ._modern_post import LEGACY_HINTS, ModernPosts, add_headers, names_version, shut
 
 __all__ = ["HttpClientTransport", "HttpError"]
 
 log = logging.getLogger("mcp_sync.http.client")
 
-#: The initialize answers that may mean "this is a 2024-11-05 server" (HTTP-37, AMBIG-24).
-_LEGACY_HINTS = frozenset({400, 404, 405})
 #: Statuses worth trying again later; any other refusal of a resumption is final.
 _TRANSIENT = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _SINGLE = (Request, Notification, Response, ErrorResponse)
-#: The codes only a modern server answers with (COEX-3, COEX-10).
-_MODERN_CODES = frozenset({-32020, -32021, -32022})
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
-class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
+class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
     """A connection to an MCP server at one URL, over Streamable HTTP (or the old HTTP+SSE).
 
     Hand it to :class:`~mcp_sync.Client`; nothing goes on the network until the client
@@ -205,21 +199,6 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         """True when the server turned out to speak the 2024-11-05 HTTP+SSE transport."""
         return self._endpoint is not None
 
-    def remember_tools(self, tools: Sequence[tuple[str, object]]) -> list[str]:
-        """Note the ``x-mcp-header`` arguments of listed tools, as ``(name, input schema)``
-        pairs; returns the names of tools whose annotations are invalid (SEP-2243)."""
-        invalid: list[str] = []
-        with self._lock:
-            for name, schema in tools:
-                problem = header_problem(schema)
-                if problem is not None:
-                    log.warning("tool %r of %s cannot be called: %s", name, self.url, problem)
-                    invalid.append(name)
-                    self._tool_headers.pop(name, None)
-                else:
-                    self._tool_headers[name] = header_paths(schema)
-        return invalid
-
     # --- Transport -----------------------------------------------------------------------
 
     def read(self) -> Incoming | None:
@@ -252,6 +231,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         body = encode(message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             cancelled = (message.params or {}).get("requestId")
+            if names_version(message) and is_request_id(cancelled):
+                # Modern: closing the request's answer is the cancel; nothing is posted.
+                post_under_way = self._ledger.give_up(cancelled)
+                if post_under_way is not None:
+                    self._close_answer(post_under_way)
+                return
             if is_request_id(cancelled) and self._ledger.cancel(cancelled, body) in (
                     Decision.WITHDRAWN, Decision.HELD):
                 return  # its request was never posted, or the server does not have it yet
@@ -280,7 +265,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 self._notes_written += 1
             post = Post(body, tuple(r.id for r in requests_in), initialize_id,
                         carries_initialized, probe, self._notes_written)
-            _add_headers(post, message, self._tool_headers)
+            add_headers(post, message, self._tool_headers)
         if stale is not None:
             stale.shutdown()
         pool = self._posts if post.request_ids else self._notes
@@ -372,6 +357,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 return
             finally:
                 self._sender_sockets.when_sent(None)
+            if post.modern:
+                with self._lock:
+                    post.response = response
+                    closing = post.close_requested
+                if closing:
+                    shut(response)
             self._post_notes(self._ledger.reached(post))
             with response:
                 self._answer(session, post, response, session_id)
@@ -409,7 +400,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         if ((post.modern or post.probe) and status in (400, 404)
                 and content_type(response) == "application/json" and self._refused(post, response)):
             return
-        if post.probe and status in _LEGACY_HINTS and self._try_legacy(post):
+        if post.probe and status in LEGACY_HINTS and self._try_legacy(post):
             return
         if status == 404 and session_id is not None:
             self._session_expired(session_id)
@@ -437,32 +428,6 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             self._fail(post, lambda: HttpError(
                 f"the server answered with Content-Type {kind or '(none)'!r}, expected "
                 "application/json or text/event-stream", {"status": status}, status=status))
-
-    def _refused(self, post: Post, response: requests.Response) -> bool:
-        """A modern request, or initialize, answered 4xx with a JSON-RPC error body: a
-        modern server's refusal (-32022 with its versions, -32601 for an unknown method)
-        is that error, not an HTTP failure; a modern code in answer to initialize means a
-        modern-only server, never a 2024-11-05 one (COEX-10). False leaves the status to
-        decide."""
-        data: bytes | None = None
-        try:
-            data = read_limited(response, 64 * 1024)
-            value = json.loads(data.decode("utf-8")) if data else None
-        except (requests.RequestException, ValueError):
-            value = None
-        error = value.get("error") if isinstance(value, dict) else None
-        code = error.get("code") if isinstance(error, dict) else None
-        if not isinstance(code, int) or not (post.modern or code in _MODERN_CODES):
-            if post.probe and response.status_code in _LEGACY_HINTS and self._try_legacy(post):
-                return True
-            detail = error.get("message") if isinstance(error, dict) else None
-            text = data.decode("utf-8", "replace")[:2000] if data else ""
-            self._fail_status(post, response, (text, detail if isinstance(detail, str)
-                                               else None))
-            return True
-        assert isinstance(error, dict)
-        self._fail(post, lambda: RpcError.from_wire(dict(error)))
-        return True
 
     def _read_json(self, post: Post, response: requests.Response) -> None:
         try:
@@ -577,18 +542,3 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         finally:
             session.close()
 
-
-def _add_headers(post: Post, message: object,
-                 tool_headers: dict[str, dict[tuple[str, ...], str]]) -> None:
-    # Mcp-Method (and Mcp-Name) on every single message: gateways route on them, and a
-    # legacy server ignores them (COEX-8). A modern request also names its version.
-    if not isinstance(message, (Request, Notification)):
-        return
-    params = message.params or {}
-    meta = params.get("_meta")
-    version = meta.get(_VERSION_KEY) if isinstance(meta, dict) else None
-    if isinstance(message, Request) and isinstance(version, str) and version.isprintable():
-        post.modern = True
-        post.extra_headers = request_headers(message.method, params, version, tool_headers)
-    else:
-        post.extra_headers = {"Mcp-Method": message.method}
