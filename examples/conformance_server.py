@@ -25,12 +25,23 @@ It offers:
   client's user, with default values and with every enum form) and
   ``test_reconnection`` (a call that takes a moment) and ``json_schema_2020_12_tool``
   (its input schema uses ``$defs``, ``$anchor``, ``allOf`` and ``if``/``then``/``else``);
+* for the modern era over HTTP: ``test_header_param`` (its ``region`` is mirrored into the
+  ``Mcp-Param-Region`` header), ``test_logging_tool`` (logs, for requests that opted in),
+  ``test_streaming_elicitation`` and ``test_missing_capability`` (ask the client's user
+  and model);
+* for ``subscriptions/listen``, tools ``test_trigger_tool_change`` and
+  ``test_trigger_prompt_change`` (each adds a tool or prompt, or removes it again);
 * resources ``test://static-text``, ``test://static-binary`` (a PNG),
   ``test://watched-resource`` (to subscribe to) and the template
   ``test://template/{id}/data``;
 * prompts ``test_simple_prompt``, ``test_prompt_with_arguments`` (its ``arg1`` and ``arg2``
   complete from a short list), ``test_prompt_with_embedded_resource`` and
-  ``test_prompt_with_image``.
+  ``test_prompt_with_image``;
+* for the 2026-07-28 ``input-required-result-*`` scenarios, the tools and the prompt of
+  :func:`add_input_required_fixtures`, which ask the client for input in one tool body
+  for both eras (an input-required result in a modern request). ``requestState`` is
+  signed with ``MCP_SYNC_REQUEST_STATE_KEY`` when that is set (the same in every process
+  behind one endpoint), else with a key of this process.
 """
 
 from __future__ import annotations
@@ -39,12 +50,14 @@ import argparse
 import base64
 import io
 import json
+import os
 import wave
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from mcp_sync import Context, Server, types
+from mcp_sync import CapabilityError, Context, Server, types
 from mcp_sync.content import Audio, Image
+from mcp_sync.server import Header
 from mcp_sync.transports.http_server import LOOPBACK_HOSTS, session_store_from_env
 
 # A 1x1 red pixel.
@@ -146,6 +159,41 @@ def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> str:
     return f"action={answer.get('action')}, content={content}"
 
 
+# --- subscriptions/listen (2026-07-28): changes to make while a client listens -------------
+
+def add_listen_fixtures(server: Server) -> None:
+    """Tools that change the server's lists, for the ``server-stateless`` scenario's
+    listen checks: ``test_trigger_tool_change`` adds the tool ``test_dynamic_tool``, or
+    removes it when present; ``test_trigger_prompt_change`` does the same with the
+    prompt ``test_dynamic_prompt``. Either way the listening clients are told."""
+
+    def dynamic_tool() -> str:
+        return "here for now"
+
+    def dynamic_prompt() -> str:
+        return "Here for now."
+
+    @server.tool()
+    def test_trigger_tool_change() -> str:
+        """Add the tool test_dynamic_tool, or remove it when present."""
+        if any(tool.name == "test_dynamic_tool" for tool in server.tools):
+            server.remove_tool("test_dynamic_tool")
+            return "removed test_dynamic_tool"
+        server.add_tool(dynamic_tool, name="test_dynamic_tool",
+                        description="A tool test_trigger_tool_change adds and removes.")
+        return "added test_dynamic_tool"
+
+    @server.tool()
+    def test_trigger_prompt_change() -> str:
+        """Add the prompt test_dynamic_prompt, or remove it when present."""
+        if any(prompt.name == "test_dynamic_prompt" for prompt in server.prompts):
+            server.remove_prompt("test_dynamic_prompt")
+            return "removed test_dynamic_prompt"
+        server.add_prompt(dynamic_prompt, name="test_dynamic_prompt",
+                          description="A prompt test_trigger_prompt_change adds and removes.")
+        return "added test_dynamic_prompt"
+
+
 def make_server() -> Server:
     """Build the server with every fixture of the conformance suite.
 
@@ -154,9 +202,11 @@ def make_server() -> Server:
     """
     server = Server("mcp-sync-conformance", version="1.0.0",
                     instructions="The fixtures of the MCP conformance suite.",
-                    tools=True, resources=True, prompts=True, completions=True, logging=True)
+                    tools=True, resources=True, prompts=True, completions=True, logging=True,
+                    request_state_key=os.environ.get("MCP_SYNC_REQUEST_STATE_KEY"))
 
     # --- tools --------------------------------------------------------------------------
+    add_listen_fixtures(server)
 
     @server.tool()
     def test_simple_text() -> str:
@@ -314,7 +364,140 @@ def make_server() -> Server:
         """A prompt with an image."""
         return [Image(PNG, "image/png"), "Please analyze the image above."]
 
+    # --- the modern era (2026-07-28) over Streamable HTTP ----------------------------------
+
+    @server.tool()
+    def test_header_param(region: Annotated[str, Header("Region")]) -> str:
+        """Echo an argument that a modern client also sends as Mcp-Param-Region.
+
+        Args:
+            region: any text; over HTTP it travels in the header too.
+        """
+        return f"region={region}"
+
+    @server.tool()
+    def test_logging_tool(ctx: Context) -> str:
+        """Log a message; only a request that set a log level in _meta receives it."""
+        ctx.info("test_logging_tool ran")
+        return "logged"
+
+    @server.tool()
+    def test_streaming_elicitation(ctx: Context) -> str:
+        """Ask the client's user; a modern request never carries a request to the client
+        on its stream."""
+        try:
+            answer = ctx.elicit("Your name?", schema={"name": str})
+        except CapabilityError as exc:
+            return f"no elicitation here: {exc}"
+        return f"User response: {answer.action}"
+
+    @server.tool()
+    def test_missing_capability(ctx: Context) -> str:
+        """Ask the client's model: a client that declared no sampling gets -32021."""
+        return ctx.sample("Say hello", max_tokens=10).content.text
+
+    add_input_required_fixtures(server)
     return server
+
+
+# --- input-required results (2026-07-28, SEP-2322) ------------------------------------------
+
+NAME_FORM = {"name": str}
+
+
+def _said(reply: types.CreateMessageResult) -> str:
+    return reply.content.text if isinstance(reply.content, types.TextContent) else \
+        f"{reply.content.type} content"
+
+
+def _roots(roots: list[types.Root]) -> str:
+    return ", ".join(root.uri for root in roots) or "no roots"
+
+
+def add_input_required_fixtures(server: Server) -> None:
+    """Add the tools and the prompt the ``input-required-result-*`` scenarios call.
+
+    Each asks through :class:`~mcp_sync.Context` as any tool would: in a legacy session
+    the request goes to the client and is waited for; in a modern request the call
+    ends with an input-required result and runs again with the answers. The keys the
+    suite expects are given with ``key=``.
+    """
+
+    @server.tool()
+    def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Ask the user's name (key ``user_name``) and greet them."""
+        answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        if answer.value is None:
+            return f"No name given ({answer.action})"
+        return f"Hello, {answer.value['name']}!"
+
+    @server.tool()
+    def test_input_required_result_sampling(ctx: Context) -> str:
+        """Ask the client's model a question (key ``capital_question``)."""
+        reply = ctx.sample("What is the capital of France?", max_tokens=100,
+                           key="capital_question")
+        return f"The model said: {_said(reply)}"
+
+    @server.tool()
+    def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Ask for the client's roots (key ``client_roots``) and name them."""
+        return f"Client roots: {_roots(ctx.list_roots(key='client_roots'))}"
+
+    @server.tool()
+    def test_input_required_result_request_state(ctx: Context) -> str:
+        """Ask for a confirmation (key ``confirm``); "state-ok" once the state carried
+        from the first round came back intact."""
+        ctx.state.setdefault("asked_at_round", "first")
+        answer = ctx.elicit("Please confirm", {"ok": bool}, key="confirm")
+        carried = ctx.state.get("asked_at_round") == "first"
+        return f"{'state-ok' if carried else 'state-missing'}: confirmed={answer.value}"
+
+    @server.tool()
+    def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask for a name, a greeting from the model and the roots, all in one round."""
+        name, greeting, roots = ctx.gather(
+            lambda: ctx.elicit("What is your name?", NAME_FORM, key="user_name"),
+            lambda: ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+            lambda: ctx.list_roots(key="client_roots"))
+        who = name.value["name"] if name.value else name.action
+        return f"{who}; {_said(greeting)}; {_roots(roots)}"
+
+    @server.tool()
+    def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Ask a name, then (a round later) a favourite colour."""
+        name = ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1")
+        color = ctx.elicit("Step 2: What is your favorite color?", {"color": str},
+                           key="step2")
+        who = name.value["name"] if name.value else name.action
+        return f"{who} likes {color.value['color'] if color.value else color.action}"
+
+    @server.tool()
+    def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Ask for a confirmation; a changed requestState is refused (-32602)."""
+        answer = ctx.elicit("Please confirm", {"ok": bool}, key="confirm")
+        return f"confirmed={answer.value}"
+
+    @server.tool()
+    def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Ask only what the client declared: its model, its user, its roots."""
+        caps = ctx.client_capabilities or types.ClientCapabilities()
+        asks: list[Any] = []
+        if caps.sampling is not None:
+            asks.append(lambda: _said(ctx.sample("Say hello", max_tokens=20, key="hello")))
+        if caps.elicitation is not None:
+            asks.append(lambda: ctx.elicit("What is your name?", NAME_FORM,
+                                           key="user_name").action)
+        if caps.roots is not None:
+            asks.append(lambda: _roots(ctx.list_roots(key="client_roots")))
+        return "; ".join(str(answer) for answer in ctx.gather(*asks)) or "nothing to ask"
+
+    @server.prompt()
+    def test_input_required_result_prompt(ctx: Context) -> str:
+        """A prompt that first asks the user what context to use."""
+        answer = ctx.elicit("What context should the prompt use?", {"context": str},
+                            key="user_context")
+        context = answer.value["context"] if answer.value else "none"
+        return f"Answer with this context in mind: {context}"
 
 
 server = make_server()

@@ -13,8 +13,10 @@ It offers:
   (asks the client's model), ``roots`` (the client's roots as JSON), ``fail`` (a result
   with ``isError``), ``log`` (a log message at a chosen level), ``image`` (a PNG),
   ``structured`` (structured output: ``sum`` and ``product`` of two integers, with an
-  output schema and the same data as JSON text) and ``link`` (a resource link to
-  ``static://hello``); each has a ``title``;
+  output schema and the same data as JSON text), ``link`` (a resource link to
+  ``static://hello``) and ``ask`` (asks the user's name); each has a ``title``.
+  ``sample``, ``roots`` and ``ask`` work in both eras: a request to the client in a
+  legacy session, an input-required result in a modern request;
 * resources ``static://hello`` (text), ``static://binary`` (a blob) and the template
   ``greeting://{name}``;
 * the prompt ``greet``, whose ``name`` argument (like the template's) completes from
@@ -27,6 +29,7 @@ forgotten as soon as it is answered; that server sends ``warning`` and above to 
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 import zlib
 from collections.abc import Sequence
@@ -94,7 +97,10 @@ def make_server(*, stateless: bool = False) -> Server:
         instructions="Every MCP feature: tools, resources, a template, a prompt, "
                      "completion, logging, progress, sampling and roots.",
         log_level=STATELESS_LOG_LEVEL if stateless else "info",
-        tools=True, resources=True, prompts=True, completions=True, logging=True)
+        tools=True, resources=True, prompts=True, completions=True, logging=True,
+        # Signs the requestState of modern input-required results (``ask``, ``sample``,
+        # ``roots``): set it alike in every process that serves one endpoint.
+        request_state_key=os.environ.get("MCP_SYNC_REQUEST_STATE_KEY"))
 
     @server.tool(title="Echo")
     def echo(message: str) -> str:

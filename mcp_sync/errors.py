@@ -29,6 +29,7 @@ __all__ = [
     "LocalProtocolError",
     "McpError",
     "MethodNotFound",
+    "MissingClientCapability",
     "ModernOnlyServer",
     "ParseError",
     "ProtocolVersionError",
@@ -330,6 +331,23 @@ class LegacyOnlyServer(ProtocolVersionError):
 
 class CapabilityError(McpError):
     """The peer did not declare the capability a call needs; nothing was sent."""
+
+
+class MissingClientCapability(CapabilityError, RpcError):
+    """A modern (2026-07-28) request needs a capability its client did not declare:
+    ``MissingRequiredClientCapabilityError``, code -32021, with ``data`` holding
+    ``requiredCapabilities`` (a ClientCapabilities object such as ``{"sampling": {}}``).
+
+    :class:`~mcp_sync.Context` raises it when a function serving a modern request asks
+    the client for what it did not declare. Being a :class:`CapabilityError`, a function
+    may catch it and do without; if it escapes, the request is answered with this error.
+    A legacy session gets a plain :class:`CapabilityError` instead (COEX-3).
+    """
+
+    code = -32021
+
+
+_BY_CODE[MissingClientCapability.code] = MissingClientCapability
 
 
 class LocalProtocolError(McpError):

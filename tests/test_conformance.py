@@ -1,15 +1,18 @@
-"""The official MCP conformance suite (issue 27), at protocol revision 2025-11-25.
+"""The official MCP conformance suite (issue 27), at protocol revision 2025-11-25, and
+its server scenarios at 2026-07-28.
 
 ``.ci/conformance`` runs it once for this module: the server scenarios that
-``--requirements 2025-11-25`` names against examples/conformance_server.py over
-Streamable HTTP, and every client scenario but ``auth/*`` with
-examples/conformance_client.py. Each scenario is then a test of its own. A scenario passes
+``--requirements 2025-11-25`` and then ``--requirements 2026-07-28`` name against
+examples/conformance_server.py over Streamable HTTP, and every client scenario but
+``auth/*`` with examples/conformance_client.py. Each scenario is then a test of its own
+(a 2026-07-28 server scenario is ``test_modern_server_scenario``). A scenario passes
 when none of its checks failed or warned (a warning is a SHOULD not met) and, for a client
 scenario, the client ran to its end. Node 22 and the suite are installed by
 ``.ci/conformance install`` (``.ci/run`` does it); without them these tests are skipped.
 
-The scenarios that fail today are listed, with the reason, in ``EXPECTED_FAILURES``:
-the one place to change when a feature lands. A scenario in it that passes fails its test
+The scenarios that fail today are listed, with the reason, in ``EXPECTED_FAILURES``
+(``MODERN_EXPECTED_FAILURES`` for 2026-07-28): the one place to change when a feature
+lands. A scenario in it that passes fails its test
 (strict xfail), so the list cannot go stale.
 """
 
@@ -62,6 +65,44 @@ CLIENT_SCENARIOS = SCORED_CLIENT + NOT_SCORED_CLIENT
 #: The scenarios failing now, each with what is missing.
 EXPECTED_FAILURES: dict[str, str] = {}
 
+# --- the modern era (2026-07-28): the server scenarios, on the same endpoint -----------------
+
+MODERN = "2026-07-28"
+#: Scored for 2026-07-28 (the suite's ``requirements/2026-07-28.yaml``).
+MODERN_SCORED_SERVER = (
+    "server-stateless", "completion-complete", "tools-list", "tools-call-simple-text",
+    "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
+    "tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
+    "server-sse-multiple-streams", "resources-list", "resources-read-text",
+    "resources-read-binary", "resources-templates-read", "sep-2164-resource-not-found",
+    "prompts-list", "prompts-get-simple", "prompts-get-with-args",
+    "prompts-get-embedded-resource", "prompts-get-with-image", "dns-rebinding-protection",
+    "caching", "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling", "input-required-result-basic-list-roots",
+    "input-required-result-request-state", "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round", "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request", "input-required-result-result-type",
+    "input-required-result-unsupported-methods", "input-required-result-tampered-state",
+    "input-required-result-capability-check", "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+)
+#: Run and reported for 2026-07-28 but not scored: the tasks extension, and scenarios
+#: the suite still calls pending.
+MODERN_TASKS = (
+    "tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+    "tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+    "tasks-dispatch-and-envelope", "tasks-status-notifications", "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+MODERN_NOT_SCORED_SERVER = (*MODERN_TASKS, "json-schema-2020-12", "http-header-validation",
+                            "http-custom-header-server-validation")
+MODERN_SERVER_SCENARIOS = MODERN_SCORED_SERVER + MODERN_NOT_SCORED_SERVER
+
+#: The 2026-07-28 scenarios failing now, each with what is missing.
+MODERN_EXPECTED_FAILURES: dict[str, str] = {
+    name: "the tasks extension (io.modelcontextprotocol/tasks) is not built"
+    for name in MODERN_TASKS if name != "tasks-status-notifications"}
+
 
 def _verdict_marks(name: str) -> list[pytest.MarkDecorator]:
     reason = EXPECTED_FAILURES.get(name)
@@ -72,6 +113,16 @@ def _verdict_marks(name: str) -> list[pytest.MarkDecorator]:
 
 def _params(names: tuple[str, ...]) -> list[Any]:
     return [pytest.param(name, marks=_verdict_marks(name), id=name) for name in names]
+
+
+def _modern_params(names: tuple[str, ...]) -> list[Any]:
+    params = []
+    for name in names:
+        reason = MODERN_EXPECTED_FAILURES.get(name)
+        marks = [] if reason is None else [
+            pytest.mark.xfail(reason=reason, strict=True, raises=AssertionError)]
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
 
 
 class Outcome:
@@ -118,6 +169,12 @@ def _read_results(results: Path) -> dict[str, Outcome]:
         found = re.match(r"server-(.+?)" + stamp, folder.name)
         if found:
             name = found.group(1)
+            outcomes[name] = Outcome(name, _failed_checks(folder / "checks.json"))
+    # The 2026-07-28 server scenarios, named "2026-07-28/NAME".
+    for folder in sorted((results / f"server-{MODERN}").glob("server-*")):
+        found = re.match(r"server-(.+?)" + stamp, folder.name)
+        if found:
+            name = f"{MODERN}/{found.group(1)}"
             outcomes[name] = Outcome(name, _failed_checks(folder / "checks.json"))
     outcomes.update(_read_client(results / "client"))
     return outcomes
@@ -181,12 +238,14 @@ pytestmark = pytest.mark.timeout(RUN_TIMEOUT + 60)
 def test_every_scenario_ran(suite_run: SuiteRun) -> None:
     """The suite ran exactly the scenarios listed here: a new or renamed scenario in a
     newer suite must be added to the lists (and to EXPECTED_FAILURES if it fails)."""
-    assert set(suite_run.outcomes) == set(SERVER_SCENARIOS + CLIENT_SCENARIOS), \
+    modern = {f"{MODERN}/{name}" for name in MODERN_SERVER_SCENARIOS}
+    assert set(suite_run.outcomes) == set(SERVER_SCENARIOS + CLIENT_SCENARIOS) | modern, \
         suite_run.output[-4000:]
 
 
 def test_expected_failures_name_known_scenarios() -> None:
     assert set(EXPECTED_FAILURES) <= set(SERVER_SCENARIOS + CLIENT_SCENARIOS)
+    assert set(MODERN_EXPECTED_FAILURES) <= set(MODERN_SERVER_SCENARIOS)
 
 
 @pytest.mark.parametrize("name", _params(SERVER_SCENARIOS))
@@ -199,6 +258,35 @@ def test_server_scenario(suite_run: SuiteRun, name: str) -> None:
 def test_client_scenario(suite_run: SuiteRun, name: str) -> None:
     outcome = suite_run.outcome(name)
     assert outcome.passed, outcome.problems
+
+
+@pytest.mark.parametrize("name", _modern_params(MODERN_SERVER_SCENARIOS))
+def test_modern_server_scenario(suite_run: SuiteRun, name: str) -> None:
+    """A 2026-07-28 server scenario (the modern era over Streamable HTTP: stateless
+    requests, SEP-2243 headers, per-request streams), against the same endpoint."""
+    outcome = suite_run.outcome(f"{MODERN}/{name}")
+    assert outcome.passed, outcome.problems
+
+
+# --- subscriptions/listen (SEP-2575) within server-stateless ----------------------------------
+
+#: The checks of server-stateless about listen streams. The scenario as a whole may be an
+#: expected failure for other reasons; these must hold whatever it says.
+LISTEN_CHECKS = ("sep-2575-server-sends-subscription-ack", "sep-2575-server-tags-subscription-id",
+                 "sep-2575-server-honors-notification-filter",
+                 "sep-2575-server-sends-prompts-list-changed-on-subscription",
+                 "sep-2575-server-sends-tools-list-changed-on-subscription")
+
+
+def test_listen_checks_of_server_stateless_pass(suite_run: SuiteRun) -> None:
+    """SEP-2575 over Streamable HTTP: the acknowledgement first, the subscription id on
+    every notification, the filter honoured, tools and prompts list changes delivered
+    (none failed or warned; the server's discover promises listChanged, so none is
+    skipped either)."""
+    outcome = suite_run.outcome(f"{MODERN}/server-stateless")
+    failing = [problem for problem in outcome.problems
+               if any(f" {check}:" in problem for check in LISTEN_CHECKS)]
+    assert failing == []
 
 
 # --- the examples, without the suite ---------------------------------------------------------

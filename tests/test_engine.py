@@ -1040,3 +1040,65 @@ def test_memory_transport_end_is_sticky_and_reads_can_time_out_gen_3() -> None:
     a.close()
     with pytest.raises(ConnectionClosed):
         a.write_frame(b"{}")
+
+
+# --- requests answered later --------------------------------------------------------------
+
+
+@pytest.mark.timeout(20)
+def test_a_request_left_open_frees_its_worker_and_is_answered_from_another_thread() -> None:
+    """A handler that leaves its request open returns its worker to the pool: with one
+    worker, other requests are served while it waits; the answer comes when another
+    thread gives it, exactly once."""
+    opened: list[IncomingRequest] = []
+    left = threading.Event()
+
+    def handle(incoming: IncomingRequest) -> dict[str, Any] | None:
+        if incoming.method == "boom":  # stands for a long-lived request here
+            assert incoming.answer_later(lambda: None)
+            opened.append(incoming)
+            left.set()
+            return None
+        return {"method": incoming.method}
+
+    with engine_pair(handle, max_workers=1) as (client, _):
+        waiting = client.request("boom", timeout=5)
+        assert left.wait(5)
+        assert client.request("work", timeout=5).result(5) == {"method": "work"}
+        assert not waiting.done()
+        answerer = threading.Thread(target=opened[0].answer, args=({"late": True},),
+                                    name="test:answerer")
+        answerer.start()
+        answerer.join(5)
+        assert waiting.result(5) == {"late": True}
+        opened[0].answer({"again": True})  # a second answer is never sent
+        assert client.request("work", timeout=5).result(5) == {"method": "work"}
+
+
+@pytest.mark.timeout(20)
+def test_a_request_left_open_runs_on_cancel_when_cancelled_or_the_connection_ends_cancel_4(
+) -> None:
+    """CANCEL-4: a request left open that the peer cancels is never answered, and its
+    on_cancel runs once; one still open when the connection ends has its on_cancel run
+    too."""
+    cancelled: list[str] = []
+    left = threading.Event()
+    opened: list[IncomingRequest] = []
+
+    def handle(incoming: IncomingRequest) -> dict[str, Any] | None:
+        name = str(incoming.params.get("name"))
+        assert incoming.answer_later(lambda: cancelled.append(name))
+        opened.append(incoming)
+        left.set()
+        return None
+
+    with engine_pair(handle) as (client, _):
+        first = client.request("boom", {"name": "first"}, timeout=5)
+        assert left.wait(5)
+        left.clear()
+        assert client.cancel(first)
+        client.request("boom", {"name": "second"}, timeout=5)
+        assert left.wait(5)
+        assert cancelled == ["first"]  # the cancel was read before the second request
+        opened[0].answer({"too": "late"})  # nothing is written for a cancelled request
+    assert cancelled == ["first", "second"]

@@ -325,14 +325,17 @@ def test_post_without_session_id_is_400_http_33(app: StreamableHttpApp) -> None:
     assert app.session_count == 0
 
 
-def test_unknown_method_without_session_is_400_with_32601(app: StreamableHttpApp) -> None:
-    """HTTP-33, JSONRPC-12, living with newer peers: a server/discover probe without a
-    session learns at once (400, -32601) that we lack the method."""
-    peer = WsgiPeer(app)
-    response = peer.post(call(0, "server/discover"), session=False,
-                         headers={"MCP-Protocol-Version": "2026-07-28"})
-    assert response.status_code == 400
-    assert error_of(response)["error"]["code"] == -32601
+def test_unknown_method_without_session_is_400_with_32601() -> None:
+    """HTTP-33, JSONRPC-12, COEX-6, living with newer peers: a server/discover probe
+    without a session, to a server speaking only legacy versions, learns at once (400,
+    -32601) that we lack the method. (A dual-era server answers it: test_modern_http.)"""
+    server = Server("legacy-only", supported_versions=["2025-03-26", "2025-11-25"])
+    with make_wsgi_app(server) as app:
+        peer = WsgiPeer(app)
+        response = peer.post(call(0, "server/discover"), session=False,
+                             headers={"MCP-Protocol-Version": "2026-07-28"})
+        assert response.status_code == 400
+        assert error_of(response)["error"]["code"] == -32601
 
 
 def test_unknown_method_inside_session_is_200_with_32601_caps_7(peer: WsgiPeer) -> None:

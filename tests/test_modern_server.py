@@ -81,9 +81,9 @@ def test_discover_answers_versions_capabilities_instructions_and_server_info_des
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts", "completions",
                                            "logging"}
-    # No subscriptions/listen yet: no change stream is promised.
-    assert "listChanged" not in result["capabilities"]["tools"]
-    assert "subscribe" not in result["capabilities"]["resources"]
+    # Changes are delivered on subscriptions/listen streams, so they are promised.
+    assert result["capabilities"]["tools"]["listChanged"] is True
+    assert result["capabilities"]["resources"]["subscribe"] is True
     assert result["instructions"].startswith("Every MCP feature")
     assert result["_meta"][SERVER_INFO] == {"name": "everything", "version": "1.0.0"}
 
@@ -195,8 +195,7 @@ def test_an_unsupported_version_is_32022_with_supported_and_requested(
 
 
 @pytest.mark.parametrize("method", ["ping", "logging/setLevel", "resources/subscribe",
-                                    "resources/unsubscribe", "subscriptions/listen",
-                                    "initialize/2", "tasks/list"])
+                                    "resources/unsubscribe", "initialize/2", "tasks/list"])
 def test_methods_the_era_removed_or_we_do_not_serve_are_method_not_found(
         peer: RawPeer, method: str) -> None:
     """"Ping", "Logging", "Change notifications": gone from the era, so -32601."""
@@ -296,25 +295,6 @@ def test_context_reads_version_capabilities_and_info_from_the_request_des_18() -
 
 def _json(result: dict[str, Any]) -> Any:
     return json.loads(result["content"][0]["text"])
-
-
-@pytest.mark.parametrize(("tool", "arguments", "named"), [
-    ("ask", {}, "ctx.elicit"),
-    ("sample", {"prompt": "hi"}, "ctx.sample"),
-    ("roots", {}, "ctx.list_roots"),
-])
-def test_requests_to_the_client_fail_clearly_in_a_modern_request(
-        peer: RawPeer, tool: str, arguments: dict[str, Any], named: str) -> None:
-    """"Server → client requests": gone in the era; until input-required results are
-    built, the tool fails with an error that says so, and nothing is sent to the client."""
-    caps = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
-    answer, notes = ask(peer, modern_request(
-        "tools/call", {"name": tool, "arguments": arguments}, clientCapabilities=caps))
-    assert notes == []
-    result = answer["result"]
-    assert result["isError"] is True
-    text = result["content"][0]["text"]
-    assert named in text and "input-required" in text
 
 
 # --- the legacy era beside it (COEX) ------------------------------------------------------

@@ -142,6 +142,9 @@ def message_errors(message: Any, version: str, answers: str | None = None) -> li
                            for e in validator(definition, version).iter_errors(item)]
         elif "result" in item and answers is not None:
             definition = result_definition(answers, version)
+            if (version in MODERN_VERSIONS and isinstance(item["result"], dict)
+                    and item["result"].get("resultType") == "input_required"):
+                definition = "InputRequiredResult"  # SEP-2322: instead of the result
             if definition is not None:
                 errors += [f"{definition}: {e.message}"
                            for e in validator(definition, version).iter_errors(item["result"])]

@@ -57,6 +57,10 @@ class Answering:
                 # or its caller waits for its whole timeout.
                 log.exception("handler for %s failed", incoming.method)
                 error = InternalError("Internal error")
+        if incoming.left_open:
+            if error is None:
+                return  # answered later by incoming.answer(), on whatever thread has it
+            incoming._given_up()  # it failed after all: the error is its answer
         self._finish(incoming, result, error)
 
     def _finish(self, incoming: IncomingRequest, result: dict[str, Any] | None,
@@ -93,6 +97,15 @@ class Answering:
         self._canceller.flush()  # an early return means the connection ended: none are due
         if flush is not None:
             self._try_write(flush)
+
+    def _close_unanswered(self, incoming: IncomingRequest) -> None:
+        """Forget a request left open (``answer_later``) that ended without an answer:
+        it was cancelled, or the connection ended."""
+        with self._lock:
+            self._serving.pop(incoming.id, None)
+            if self._ended is None:
+                # Cancelled, so the session has no answer to give; this forgets the id.
+                self.session.respond(incoming.id, None)
 
     def _write_answer(self, incoming: IncomingRequest, answer: Response | ErrorResponse) -> None:
         # Called with _write_lock held.

@@ -21,6 +21,11 @@ Theory of operation
   in order, instead of waking the reader (``Transport.attach_receiver``). A thread that
   would only wait for the answer may then serve the request in one of the workers'
   places (``WorkerPool.run_here``): two thread hand-offs fewer per call.
+* **Requests answered later.** A handler may leave its request open
+  (``IncomingRequest.answer_later``) and return: its worker goes back to the pool, and
+  whichever thread has the answer sends it (``IncomingRequest.answer``). A long-lived
+  request (a ``subscriptions/listen`` stream) so holds no worker. If the peer cancels it
+  or the connection ends first, its ``on_cancel`` runs and nothing is answered.
 * **The notifier** (one thread) delivers notifications and progress callbacks in the order
   they arrived.
 * **The watchdog** (one thread, started with the first timed call) fails calls whose
@@ -213,6 +218,7 @@ class Engine(Answering):
                 self.session.close()
         for incoming in serving:
             incoming.cancelled.set()
+            incoming._ended_unanswered()
         for call in calls:
             fail(call.future, error)
         return True
@@ -521,6 +527,7 @@ class Engine(Answering):
                  serve_here: list[IncomingRequest] | None = None) -> None:
         call: Call | None = None
         incoming: IncomingRequest | None = None
+        cancelled: IncomingRequest | None = None
         nested: list[tuple[Call, Notification | None]] = []
         with self._lock:
             if self._ended is not None:
@@ -574,6 +581,8 @@ class Engine(Answering):
                 log.debug("dropped progress for %r: its callback is behind", call.request_id)
         elif isinstance(event, CancelRequested):
             log.debug("peer cancelled request %r: %s", event.request_id, event.reason)
+            if cancelled is not None:
+                cancelled._ended_unanswered()
             self._canceller.cancel_taken(
                 nested, f"the peer cancelled request {event.request_id!r}, which this one served")
         elif isinstance(event, Ignored):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol._jsonrpc import Message, Request, RequestId
 
 if TYPE_CHECKING:
+    from ..errors import RpcError
     from ._engine import Engine
+
+log = logging.getLogger("mcp_sync.engine")
 
 __all__ = ["BatchReply", "IncomingRequest"]
 
@@ -30,6 +35,9 @@ class IncomingRequest:
 
     __slots__ = (
         "_batch",
+        "_on_cancel",
+        "_open",
+        "_open_lock",
         "cancel_reason",
         "cancelled",
         "engine",
@@ -56,8 +64,72 @@ class IncomingRequest:
         #: The modern request's ``RequestScope`` (version, client capabilities and info
         #: from its ``_meta``); None in a legacy session.
         self.scope = scope
+        # A request left open by answer_later: answered by answer(), from any thread.
+        self._open = False
+        self._on_cancel: Callable[[], None] | None = None
+        self._open_lock = threading.Lock()
 
     def report_progress(self, progress: float, total: float | None = None,
                         message: str | None = None) -> bool:
         """Send progress if the requester asked for it; False when nothing was sent."""
         return self.engine._send_progress(self, progress, total, message)
+
+    # --- requests answered later ------------------------------------------------------------
+
+    def answer_later(self, on_cancel: Callable[[], None]) -> bool:
+        """Leave this request open when its handler returns, holding no worker: the
+        answer is sent later by :meth:`answer`, from any thread.
+
+        ``on_cancel`` runs once if the request ends before that: the peer cancelled it
+        or the connection ended (no answer is then due). It runs on the thread that
+        noticed, outside the engine's locks, and must be quick.
+
+        Returns:
+            False when the request is cancelled already; it is then answered (with
+            nothing) as any cancelled request is, when its handler returns.
+        """
+        with self._open_lock:
+            if self.cancelled.is_set():
+                return False
+            self._open = True
+            self._on_cancel = on_cancel
+            return True
+
+    @property
+    def left_open(self) -> bool:
+        """True once :meth:`answer_later` kept the request open (until it is answered)."""
+        return self._open
+
+    def answer(self, result: dict[str, Any] | None = None,
+               error: RpcError | None = None) -> None:
+        """Answer a request :meth:`answer_later` left open; later calls do nothing.
+
+        Nothing is written when the request was cancelled or the connection ended.
+        """
+        with self._open_lock:
+            if not self._open:
+                return
+            self._open = False
+            self._on_cancel = None
+        self.engine._finish(self, result, error)
+
+    def _ended_unanswered(self) -> None:
+        # Called by the engine, outside its locks, once ``cancelled`` is set.
+        if self._given_up():
+            # No answer is due; only the books are closed (without the write lock, which
+            # a write stuck on a peer that reads nothing may hold).
+            self.engine._close_unanswered(self)
+
+    def _given_up(self) -> bool:
+        """Stop keeping the request open and run its ``on_cancel``; False if it was not
+        open (the engine then answers it as usual)."""
+        with self._open_lock:
+            callback, self._on_cancel = self._on_cancel, None
+            self._open = False
+        if callback is None:
+            return False
+        try:
+            callback()
+        except Exception:
+            log.exception("cancel callback of %s failed", self.method)
+        return True

@@ -43,12 +43,16 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 #: What a modern request may ask of our server. ``ping``, ``logging/setLevel``,
-#: ``resources/subscribe`` and ``resources/unsubscribe`` are gone from the era, and
-#: ``subscriptions/listen`` is not served yet: all of them are -32601.
+#: ``resources/subscribe`` and ``resources/unsubscribe`` are gone from the era: -32601.
 MODERN_METHODS = frozenset({
     "server/discover", "tools/list", "tools/call", "resources/list", "resources/read",
     "resources/templates/list", "prompts/list", "prompts/get", "completion/complete",
+    "subscriptions/listen",
 })
+
+#: Served by every modern server, whatever it registered: the server itself answers
+#: them (a listen stream of a server with nothing that changes is acknowledged empty).
+_ALWAYS_SERVED = frozenset({"server/discover", "subscriptions/listen"})
 
 _LEVELS = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert",
                      "emergency"})
@@ -119,7 +123,7 @@ def modern_scope(method: str, params: dict[str, Any], versions: tuple[str, ...],
             f"Unsupported protocol version {version!r}; supported: {', '.join(versions)}",
             {"supported": list(versions), "requested": version},
             code=UNSUPPORTED_PROTOCOL_VERSION)
-    if method not in MODERN_METHODS or (method != "server/discover" and method not in served):
+    if method not in MODERN_METHODS or (method not in _ALWAYS_SERVED and method not in served):
         raise MethodNotFound(f"Method not found: {method}")
     raw_caps = meta.get(CLIENT_CAPABILITIES_KEY)
     if not isinstance(raw_caps, dict):

@@ -96,7 +96,7 @@ class BlobResourceContents(Model):
 ResourceContents = TextResourceContents | BlobResourceContents
 
 
-@attrs.frozen(kw_only=True, repr=False, eq=False)
+@attrs.frozen(kw_only=True, repr=False, eq=False, init=False)
 class TextContent(Model):
     """A text item given to or produced by a model."""
     type: Literal["text"] = "text"
@@ -104,6 +104,29 @@ class TextContent(Model):
     annotations: Annotations | None = None
     meta: _Meta = None
     extra: Mapping[str, Any] = NO_EXTRA
+
+    def __init__(self, *, type: Literal["text"] = "text", text: str,
+                 annotations: Annotations | None = None, meta: _Meta = None,
+                 extra: Mapping[str, Any] = NO_EXTRA) -> None:
+        # The same instance attrs' __init__ makes, filled through the slots' own setters:
+        # a tool result may hold thousands of text items, and attrs' frozen __init__
+        # goes through a bound object.__setattr__ per member, about a quarter slower.
+        _set_text_type(self, type)
+        _set_text_text(self, text)
+        _set_text_annotations(self, annotations)
+        _set_text_meta(self, meta)
+        _set_text_extra(self, extra)
+
+
+def _slot_setter(name: str) -> Any:
+    return getattr(TextContent, name).__set__
+
+
+_set_text_type = _slot_setter("type")
+_set_text_text = _slot_setter("text")
+_set_text_annotations = _slot_setter("annotations")
+_set_text_meta = _slot_setter("meta")
+_set_text_extra = _slot_setter("extra")
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

@@ -8,9 +8,10 @@ a pipe or a thread directly outside ``http/`` and the serving entry points, and 
 never import client/ code.
 """
 
+from ._param_header import Header as Header
 from ._server import CallHook as CallHook
 from ._server import McpLogHandler as McpLogHandler
 from ._server import Server as Server
 from ._server import ServerConnection as ServerConnection
 
-__all__ = ["CallHook", "McpLogHandler", "Server", "ServerConnection"]
+__all__ = ["CallHook", "Header", "McpLogHandler", "Server", "ServerConnection"]

@@ -16,6 +16,7 @@ from ..errors import CapabilityError, LocalProtocolError, McpError, RequestTimeo
 from ..protocol._convert import from_wire
 from ..protocol._jsonrpc import Notification, RequestId
 from ..protocol._session import Role, Session, State
+from ..protocol._subscriptions import LISTEN_METHOD, covers
 from ..transports.base import Transport
 from ._content import json_safe
 from ._context import Context
@@ -36,13 +37,6 @@ _EARLY_NOTIFICATIONS = frozenset({"notifications/message"})
 
 def _no_handler(connection: ServerConnection, incoming: IncomingRequest) -> None:
     return None  # server/discover is answered by serve_modern itself
-
-
-def _covers(subscribed: str, uri: str) -> bool:
-    if uri == subscribed:
-        return True
-    prefix = subscribed if subscribed.endswith("/") else subscribed + "/"
-    return uri.startswith(prefix)
 
 
 class ServerConnection:
@@ -259,7 +253,7 @@ class ServerConnection:
     def is_subscribed(self, uri: str) -> bool:
         """True if a subscription covers ``uri``: the URI itself or one above it."""
         with self._subscriptions_lock:
-            return any(_covers(subscribed, uri) for subscribed in self._subscriptions)
+            return any(covers(subscribed, uri) for subscribed in self._subscriptions)
 
     # --- from the engine -----------------------------------------------------------------------
 
@@ -270,6 +264,8 @@ class ServerConnection:
         return self._run_hooked(incoming, handler)
 
     def _handle_modern(self, incoming: IncomingRequest) -> dict[str, Any] | None:
+        if incoming.method == LISTEN_METHOD:  # left open: answered when the stream ends
+            return self._run_hooked(incoming, self.server._listens.open)
         handler = (self.registry.handler(incoming.method)
                    if incoming.method != "server/discover" else _no_handler)
         return self._run_hooked(

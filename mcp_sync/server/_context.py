@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import types
+from ..errors import InvalidParams
 from ..protocol._convert import from_wire, to_wire
 from ..protocol._jsonrpc import RequestId
-from ._modern import check_server_requests, modern_log
+from ._modern import modern_log
 from ._reading import read_contents
+from ._rounds import Asker, asker_for, gather, request_state_of
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["Context"]
 
 _T = TypeVar("_T")
+_T1 = TypeVar("_T1")
+_T2 = TypeVar("_T2")
+_T3 = TypeVar("_T3")
 
 
 class Context:
@@ -27,10 +32,11 @@ class Context:
     Declare a parameter annotated ``Context`` (any name) on a tool, resource or prompt
     function and the server passes one in; it never appears in a schema. Every method is
     safe to call from any thread the function starts. The same function serves legacy
-    sessions and modern (2026-07-28) requests; in a modern request :meth:`sample`,
-    :meth:`elicit`, :meth:`elicit_url`, :meth:`list_roots` and :meth:`send_request`
-    raise :class:`~mcp_sync.errors.CapabilityError`, since that era has no requests
-    from server to client and its input-required results are not supported yet.
+    sessions and modern (2026-07-28) requests. :meth:`elicit`, :meth:`elicit_url`,
+    :meth:`sample` and :meth:`list_roots` send a request to the client and wait in a
+    legacy session; in a modern request they end the function with an input-required
+    result, and the function runs again from the top when the client sends the answers
+    (docs/server.md "Eras": what runs twice, :attr:`state`, :meth:`gather`).
 
     Example::
 
@@ -44,6 +50,13 @@ class Context:
     def __init__(self, connection: ServerConnection, incoming: IncomingRequest) -> None:
         self._connection = connection
         self._incoming = incoming
+        self._asker: Asker | None = None
+        self._state: dict[str, Any] | None = None
+
+    def _ask(self) -> Asker:
+        if self._asker is None:
+            self._asker = asker_for(self._connection, self._incoming)
+        return self._asker
 
     # --- the request ------------------------------------------------------------------------
 
@@ -180,20 +193,72 @@ class Context:
 
     # --- requests to the client -------------------------------------------------------------
 
+    @property
+    def state(self) -> dict[str, Any]:
+        """A dict of the function's own, kept across the rounds of a modern request.
+
+        In a modern request whatever it holds when the function is ended for input
+        comes back, in ``requestState``, when the function runs again: put there what
+        must not happen twice (``if "order" not in ctx.state: ctx.state["order"] =
+        place_order()``). Only JSON values (dicts, lists, strings, numbers, booleans,
+        None) can travel; the client can read them (they are signed, not encrypted),
+        so keep secrets out. In a legacy session, and in requests that cannot ask for
+        input, it is a fresh dict for the one run.
+        """
+        carried = request_state_of(self._incoming)
+        if carried is not None:
+            return carried
+        if self._state is None:
+            self._state = {}
+        return self._state
+
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
-                     timeout: float | None = None) -> dict[str, Any]:
+                     timeout: float | None = None, key: str | None = None) -> dict[str, Any]:
         """Send a request to the client and block for its result (nested requests work).
 
+        In a modern request only ``elicitation/create``, ``sampling/createMessage`` and
+        ``roots/list`` can be asked, as a question of an input-required result (``key``
+        names it; see :meth:`elicit`); the result is not checked.
+
         Raises:
-            CapabilityError: the client did not declare what ``method`` needs.
+            CapabilityError: the client did not declare what ``method`` needs, or the
+                modern era cannot ask it.
             RpcError: the client answered with an error.
             RequestTimeout: no answer within ``timeout`` (the server's default if None).
             RequestCancelled: the request being served was cancelled (or ended)
                 while waiting; the nested request was cancelled at the client.
         """
-        check_server_requests(self._incoming, method)
-        return self._connection.send_request(method, params, timeout=timeout,
-                                             related_to=self._incoming.id)
+        return self._ask().request(method, params, timeout=timeout, key=key)
+
+    @overload
+    def gather(self, first: Callable[[], _T1], /) -> tuple[_T1]: ...
+
+    @overload
+    def gather(self, first: Callable[[], _T1], second: Callable[[], _T2], /
+               ) -> tuple[_T1, _T2]: ...
+
+    @overload
+    def gather(self, first: Callable[[], _T1], second: Callable[[], _T2],
+               third: Callable[[], _T3], /) -> tuple[_T1, _T2, _T3]: ...
+
+    @overload
+    def gather(self, *calls: Callable[[], Any]) -> tuple[Any, ...]: ...
+
+    def gather(self, *calls: Callable[[], Any]) -> tuple[Any, ...]:
+        """Run ``calls`` (functions of no arguments that ask the client for input) and
+        return their results in order, asking a modern client everything in one round.
+
+        In a legacy session the calls run one after another, each request waited for.
+        In a modern request a call that needs an answer is interrupted but the next ones
+        still run, so one input-required result carries all their questions.
+
+        Example::
+
+            name, roots = ctx.gather(
+                lambda: ctx.elicit("Your name?", {"name": str}).value["name"],
+                ctx.list_roots)
+        """
+        return tuple(gather(self._incoming, calls))
 
     def sample(
         self,
@@ -210,6 +275,7 @@ class Context:
         timeout: float | None = None,
         tools: Sequence[types.Tool | Mapping[str, Any]] | None = None,
         tool_choice: str | types.ToolChoice | None = None,
+        key: str | None = None,
     ) -> types.CreateMessageResult:
         """Ask the client to run its model (``sampling/createMessage``) and wait for it.
 
@@ -233,6 +299,8 @@ class Context:
                 ``tool_uses`` then lists the calls; send their results back in a user
                 message of ``types.ToolResultContent`` blocks alone.
             tool_choice: ``"auto"`` (the default), ``"required"`` or ``"none"``.
+            key: the question's key in a modern request's input-required result (by
+                default ``sample-N``, N its place among the function's questions).
 
         Returns:
             The generated message, the model that made it and why it stopped.
@@ -259,13 +327,20 @@ class Context:
             metadata=dict(metadata) if metadata is not None else None,
             model_preferences=_model_preferences(model_preferences),
         )
-        check_server_requests(self._incoming, "ctx.sample (sampling/createMessage)")
-        params = fit_sampling(self._connection, params, tools, tool_choice)
-        raw = self.send_request("sampling/createMessage", to_wire(params), timeout=timeout)
-        return from_wire(raw, types.CreateMessageResult)
+        asker = self._ask()
+        params = fit_sampling(asker, params, tools, tool_choice)
+        raw = asker.request("sampling/createMessage", to_wire(params), timeout=timeout,
+                            key=key)
+        try:
+            return from_wire(raw, types.CreateMessageResult)
+        except InvalidParams as exc:
+            asker.refuse(exc)
 
-    def list_roots(self, *, timeout: float | None = None) -> list[types.Root]:
+    def list_roots(self, *, timeout: float | None = None,
+                   key: str | None = None) -> list[types.Root]:
         """The client's roots (``roots/list``): the directories the user lets us work in.
+
+        ``key`` names the question in a modern request (``roots-N`` by default).
 
         Raises:
             CapabilityError: the client did not declare ``roots``; nothing was sent.
@@ -274,19 +349,26 @@ class Context:
             RequestCancelled: the request being served was cancelled (or ended)
                 while waiting; the nested request was cancelled at the client.
         """
-        check_server_requests(self._incoming, "ctx.list_roots (roots/list)")
-        return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
+        asker = self._ask()
+        if not asker.modern:
+            return self._connection.list_roots(timeout=timeout, related_to=self._incoming.id)
+        raw = asker.request("roots/list", {}, timeout=timeout, key=key)
+        try:
+            return from_wire(raw, types.ListRootsResult).roots
+        except InvalidParams as exc:
+            asker.refuse(exc)
 
     @overload
-    def elicit(self, message: str, schema: type[_T], *,
-               timeout: float | None = None) -> ElicitationResult[_T]: ...
+    def elicit(self, message: str, schema: type[_T], *, timeout: float | None = None,
+               key: str | None = None) -> ElicitationResult[_T]: ...
 
     @overload
     def elicit(self, message: str, schema: Mapping[str, Any], *,
-               timeout: float | None = None) -> ElicitationResult[dict[str, Any]]: ...
+               timeout: float | None = None,
+               key: str | None = None) -> ElicitationResult[dict[str, Any]]: ...
 
-    def elicit(self, message: str, schema: Any, *,
-               timeout: float | None = None) -> ElicitationResult[Any]:
+    def elicit(self, message: str, schema: Any, *, timeout: float | None = None,
+               key: str | None = None) -> ElicitationResult[Any]:
         """Ask the client's user to fill in a form (``elicitation/create``) and wait.
 
         Never ask for passwords, keys, tokens or payment details this way (V1125-39):
@@ -300,6 +382,9 @@ class Context:
                 ``Enum`` of strings, a ``list`` of those for several choices, ``X | None``
                 when optional) or to a field schema as the specification writes it.
             timeout: seconds to wait; the server's default if None. A person answers.
+            key: the question's key in a modern request's input-required result: by
+                default ``elicit-N``, N its place among the function's questions; name
+                it when the questions asked can change order from run to run.
 
         Returns:
             ``action`` (``accept``, ``decline`` or ``cancel``), the accepted
@@ -316,18 +401,18 @@ class Context:
         """
         from ._elicitation import elicit_form
 
-        check_server_requests(self._incoming, "ctx.elicit (elicitation/create)")
-        return elicit_form(self._connection, message, schema, timeout=timeout,
-                           related_to=self._incoming.id)
+        return elicit_form(self._ask(), message, schema, timeout=timeout, key=key)
 
     def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None,
-                   timeout: float | None = None) -> ElicitationResult[Any]:
-        """Ask the client's user to visit ``url`` (URL-mode elicitation, 2025-11-25).
+                   timeout: float | None = None,
+                   key: str | None = None) -> ElicitationResult[Any]:
+        """Ask the client's user to visit ``url`` (URL-mode elicitation, 2025-11-25 on).
 
-        ``accept`` means only that the user agreed to open it. Send
+        ``accept`` means only that the user agreed to open it. In a legacy session send
         :meth:`complete_elicitation` with the result's ``elicitation_id`` once the
-        interaction at the URL is done. Put no credentials or personal data in the URL
-        (V1125-46).
+        interaction at the URL is done; the modern era has no ids and no completion
+        notice (``elicitation_id`` is then None). Put no credentials or personal data in
+        the URL (V1125-46). ``key`` names the question in a modern request.
 
         Raises:
             CapabilityError: the session is older than 2025-11-25 or the client did not
@@ -337,14 +422,16 @@ class Context:
         """
         from ._elicitation import elicit_url
 
-        check_server_requests(self._incoming, "ctx.elicit_url (elicitation/create)")
-        return elicit_url(self._connection, message, url, elicitation_id=elicitation_id,
-                          timeout=timeout, related_to=self._incoming.id)
+        return elicit_url(self._ask(), message, url, elicitation_id=elicitation_id,
+                          timeout=timeout, key=key)
 
     def complete_elicitation(self, elicitation_id: str) -> bool:
         """Tell the client the URL-mode elicitation ``elicitation_id`` is done
-        (``notifications/elicitation/complete``, V1125-41); False if it could not be sent.
+        (``notifications/elicitation/complete``, V1125-41); False if it could not be sent,
+        as always in a modern request (the era has no such notice).
         """
+        if self._incoming.scope is not None:
+            return False
         return self._connection.notify_if_ready(
             "notifications/elicitation/complete", {"elicitationId": elicitation_id})
 

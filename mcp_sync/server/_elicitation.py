@@ -5,7 +5,8 @@ class, a dataclass, a TypedDict, or a dict of fields (name -> type hint or field
 through the same type-hint compiler as tool arguments; it is checked (flat, primitive and
 enum fields only), fitted to the session's version (DES-3), and sent only when the
 session's version and the client's capabilities allow it (V0618-9, DES-5). The answer is
-checked against the schema on receipt (V0618-34).
+checked against the schema on receipt (V0618-34). The same code asks in both eras,
+through an asker (:mod:`mcp_sync.server._rounds`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ._schema import _build, _is_typeddict
 
 if TYPE_CHECKING:
     from .. import types
-    from ._connection import ServerConnection
+    from ._rounds import Asker
 
 __all__ = ["client_modes", "elicit_form", "elicit_url", "requested_schema"]
 
@@ -108,62 +109,73 @@ def requested_schema(schema: Any) -> tuple[dict[str, Any], _Maker | None]:
     return wire, maker
 
 
-def _check_mode(connection: ServerConnection, mode: str) -> VersionProfile:
-    profile = connection.session.profile
+def _check_mode(asker: Asker, mode: str) -> VersionProfile:
+    profile = asker.profile
     if profile is None or not profile.elicitation:
         version = profile.version if profile is not None else "(none yet)"
         raise CapabilityError(f"elicitation needs protocol version 2025-06-18 or newer; "
                               f"this session speaks {version}")
-    if mode == "url" and not profile.elicitation_url:
+    # The modern era keeps URL mode, without its id, completion notice and -32042.
+    if mode == "url" and not (profile.elicitation_url or asker.modern):
         raise CapabilityError(f"URL-mode elicitation needs protocol version 2025-11-25; "
                               f"this session speaks {profile.version}")
-    modes = client_modes(connection.client_capabilities)
+    modes = client_modes(asker.capabilities)
     if not modes:
-        raise CapabilityError("the client did not declare the elicitation capability")
+        raise asker.missing("the client did not declare the elicitation capability",
+                            {"elicitation": {}})
     if mode not in modes:
-        raise CapabilityError(f"the client did not declare {mode}-mode elicitation")
+        raise asker.missing(f"the client did not declare {mode}-mode elicitation",
+                            {"elicitation": {mode: {}}})
     return profile
 
 
-def elicit_form(connection: ServerConnection, message: str, schema: Any, *,
-                timeout: float | None, related_to: Any) -> ElicitationResult[Any]:
-    """Send a form-mode ``elicitation/create`` and read the answer; see Context.elicit."""
-    profile = _check_mode(connection, "form")
+def elicit_form(asker: Asker, message: str, schema: Any, *, timeout: float | None,
+                key: str | None = None) -> ElicitationResult[Any]:
+    """Ask for a form-mode ``elicitation/create`` and read the answer; see Context.elicit."""
+    profile = _check_mode(asker, "form")
     wire, maker = requested_schema(schema)
     wire = for_profile(wire, profile)
     params: dict[str, Any] = {"message": message, "requestedSchema": wire}
-    if profile.elicitation_url:
+    if profile.elicitation_url or asker.modern:
         params = {"mode": "form", **params}
-    raw = connection.send_request("elicitation/create", params, timeout=timeout,
-                                  related_to=related_to)
-    result = decode_result(raw)
+    raw = asker.request("elicitation/create", params, timeout=timeout, key=key)
+    try:
+        result = decode_result(raw)
+    except InvalidParams as exc:
+        asker.refuse(exc)
     if not result.accepted:
         return result
     assert result.content is not None
     problems = content_errors(wire, result.content)
     if problems:
-        raise InvalidParams("the client's elicitation answer does not fit the requested "
-                            "schema: " + "; ".join(problems), {"content": result.content})
+        asker.refuse(InvalidParams("the client's elicitation answer does not fit the "
+                                   "requested schema: " + "; ".join(problems),
+                                   {"content": result.content}))
     value: Any = dict(result.content)
     if maker is not None:
         try:
             value = maker(dict(result.content))
         except Exception as exc:
-            raise InvalidParams(f"the client's elicitation answer does not fit the "
-                                f"requested schema: {exc}") from None
+            asker.refuse(InvalidParams(f"the client's elicitation answer does not fit the "
+                                       f"requested schema: {exc}"))
     return attrs.evolve(result, value=value)
 
 
-def elicit_url(connection: ServerConnection, message: str, url: str, *,
-               elicitation_id: str | None, timeout: float | None,
-               related_to: Any) -> ElicitationResult[Any]:
-    """Send a URL-mode ``elicitation/create``; see Context.elicit_url."""
-    _check_mode(connection, "url")
+def elicit_url(asker: Asker, message: str, url: str, *, elicitation_id: str | None,
+               timeout: float | None, key: str | None = None) -> ElicitationResult[Any]:
+    """Ask for a URL-mode ``elicitation/create``; see Context.elicit_url."""
+    _check_mode(asker, "url")
     if not isinstance(url, str) or "://" not in url:
         raise ValueError(f"not a URL: {url!r}")
-    elicitation_id = elicitation_id or secrets.token_urlsafe(16)
-    params = {"mode": "url", "message": message, "url": url,
-              "elicitationId": elicitation_id}
-    raw = connection.send_request("elicitation/create", params, timeout=timeout,
-                                  related_to=related_to)
-    return attrs.evolve(decode_result(raw), content=None, elicitation_id=elicitation_id)
+    params = {"mode": "url", "message": message, "url": url}
+    if not asker.modern:  # the modern era has no elicitation ids
+        elicitation_id = elicitation_id or secrets.token_urlsafe(16)
+        params["elicitationId"] = elicitation_id
+    else:
+        elicitation_id = None
+    raw = asker.request("elicitation/create", params, timeout=timeout, key=key)
+    try:
+        result = decode_result(raw)
+    except InvalidParams as exc:
+        asker.refuse(exc)
+    return attrs.evolve(result, content=None, elicitation_id=elicitation_id)

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .. import types
-from ..errors import InternalError, InvalidParams, RpcError, UrlElicitationRequired
+from ..errors import (
+    InternalError,
+    InvalidParams,
+    MissingClientCapability,
+    RpcError,
+    UrlElicitationRequired,
+)
 from ..protocol._convert import from_wire, to_wire
 from ._content import (
     for_profile,
@@ -151,6 +157,8 @@ def call_tool(connection: ServerConnection, incoming: IncomingRequest) -> dict[s
     except Exception as exc:
         if isinstance(exc, UrlElicitationRequired) and _has_url_mode(connection, incoming):
             raise  # answered as the -32042 error itself (V1125-43)
+        if isinstance(exc, MissingClientCapability) and incoming.scope is not None:
+            raise  # -32021: the modern request needs what its client did not declare
         # TOOLS-6: a failure while the tool runs, whatever it is (an RpcError from a
         # nested request included), is a result the model can see; the traceback stays
         # in our log. Only what the library checks before the call is a JSON-RPC error.

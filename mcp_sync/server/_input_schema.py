@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import InvalidParams
 from ..protocol._schema_check import SchemaCheck, check_schema
 from ._docstrings import parse_docstring
+from ._param_header import check_header_properties
 from ._signature import FunctionSignature, function_hints, is_context
 
 __all__ = ["SchemaSignature", "schema_signature"]
@@ -67,6 +68,7 @@ def schema_signature(fn: Callable[..., Any], schema: Mapping[str, Any], where: s
                         "(V1125-4)")
     published: dict[str, Any] = json.loads(json.dumps(schema))  # a copy, and JSON only
     check_schema(published, where)
+    check_header_properties(published, where)
     name = getattr(fn, "__qualname__", None) or repr(fn)
     hints = function_hints(fn, name)
     parameters = inspect.signature(fn).parameters.values()

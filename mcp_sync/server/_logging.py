@@ -12,17 +12,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .. import types
+from ._content import json_safe
 
 if TYPE_CHECKING:
+    from ._connection import ServerConnection
     from ._context import Context
     from ._server import Server
 
 __all__ = [
     "McpLogHandler",
     "RateLimit",
+    "ServerLogging",
     "check_level",
     "current_context",
     "level_for_record",
@@ -162,3 +165,48 @@ class McpLogHandler(logging.Handler):
             self.handleError(record)
         finally:
             self._busy.active = False
+
+
+class ServerLogging:
+    """The logging half of :class:`~mcp_sync.server.Server`: messages to every client."""
+
+    if TYPE_CHECKING:  # what Server itself defines
+        _lock: threading.Lock
+        _connections: set[ServerConnection]
+
+    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
+        """Send a log message to every connected client whose level lets it through.
+
+        Args:
+            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
+                ``alert`` or ``emergency``.
+            data: any JSON value; other objects are sent as their JSON form or ``str()``.
+                Never put secrets or personal data here (LOGGING-7).
+            logger: a name for the source of the message.
+
+        Returns:
+            How many clients it was sent to.
+
+        Raises:
+            ValueError: ``level`` is not one of the names above.
+        """
+        check_level(level)
+        data = json_safe(data)
+        with self._lock:
+            connections = list(self._connections)
+        return sum(1 for connection in connections if connection.log(level, data, logger))
+
+    def logging_handler(self, level: int = logging.NOTSET) -> McpLogHandler:
+        """A :class:`logging.Handler` forwarding Python log records to the clients.
+
+        Records emitted while a request is served go to that request's client; others
+        to all clients. mcp_sync's own records are never forwarded.
+
+        Args:
+            level: the least severe Python level handled.
+
+        Example::
+
+            logging.getLogger().addHandler(server.logging_handler(logging.INFO))
+        """
+        return McpLogHandler(cast("Server", self), level)

@@ -14,6 +14,8 @@ wrapped around them here:
 * An unknown resource is -32602, no longer -32002 (SEP-2164).
 * A log message reaches the client only for a request that opted in with
   ``io.modelcontextprotocol/logLevel``, at or above that level, tied to that request.
+* ``tools/call``, ``prompts/get`` and ``resources/read`` may end with an input-required
+  result instead (:mod:`mcp_sync.server._rounds`), with no cache fields.
 """
 
 from __future__ import annotations
@@ -21,21 +23,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import types
-from ..errors import CapabilityError, InvalidParams, ResourceNotFound
+from ..errors import InvalidParams, ResourceNotFound
 from ..protocol._capability_rules import implementation_for, server_capabilities_for
 from ..protocol._convert import to_wire
 from ..protocol._modern import SERVER_INFO_KEY, RequestScope
 from ..protocol._versions import VersionProfile
 from ._content import json_safe
 from ._logging import check_level, level_rank
+from ._rounds import INPUT_METHODS, serve_rounds
 
 if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
     from ._connection import ServerConnection
     from ._registry import Handler
 
-__all__ = ["cache_settings", "check_server_requests", "modern_log", "request_profile",
-           "serve_modern"]
+__all__ = ["cache_settings", "modern_log", "request_profile", "serve_modern"]
 
 #: Results that may be cached, and so carry ``ttlMs`` and ``cacheScope``.
 _CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
@@ -71,15 +73,18 @@ def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
         result = _discover(connection, scope)
     else:
         try:
-            result = handler(connection, incoming) or {}
+            if incoming.method in INPUT_METHODS:
+                result = serve_rounds(connection, incoming, handler)
+            else:
+                result = handler(connection, incoming) or {}
         except ResourceNotFound as exc:
             raise InvalidParams(exc.message, exc.data) from None  # SEP-2164
     result = dict(result)
-    result["resultType"] = "complete"
+    result.setdefault("resultType", "complete")
     meta = dict(result.get("_meta") or {})
     meta[SERVER_INFO_KEY] = _server_info(connection, scope)
     result["_meta"] = meta
-    if incoming.method in _CACHEABLE:
+    if incoming.method in _CACHEABLE and result["resultType"] == "complete":
         server = connection.server
         result.setdefault("ttlMs", server.cache_ttl_ms)
         result.setdefault("cacheScope", server.cache_scope)
@@ -98,13 +103,8 @@ def _server_info(connection: ServerConnection, scope: RequestScope) -> dict[str,
 def _discover(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
     server = connection.server
     # The capabilities whose methods this connection serves (fixed when it started).
+    # listChanged and subscribe: delivered on subscriptions/listen streams (_listen).
     capabilities = server_capabilities_for(to_wire(connection.capabilities), scope.profile)
-    # No subscriptions/listen yet, so nothing of a change stream is promised.
-    for feature in ("tools", "prompts", "resources"):
-        entry = capabilities.get(feature)
-        if isinstance(entry, dict):
-            capabilities[feature] = {key: value for key, value in entry.items()
-                                     if key not in ("listChanged", "subscribe")}
     result: dict[str, Any] = {"supportedVersions": list(server.modern_versions),
                               "capabilities": capabilities}
     if server.instructions is not None:
@@ -126,15 +126,3 @@ def modern_log(connection: ServerConnection, incoming: IncomingRequest,
         params["logger"] = logger
     return connection._send_notification("notifications/message", params, incoming.id)
 
-
-def check_server_requests(incoming: IncomingRequest, what: str) -> None:
-    """Refuse a request to the client inside a modern request (there are none any more).
-
-    Raises:
-        CapabilityError: ``incoming`` is a modern request.
-    """
-    if incoming.scope is not None:
-        raise CapabilityError(
-            f"{what} is not available in a modern (2026-07-28) request: the era replaces "
-            "server-to-client requests with input-required results, which this server "
-            "does not support yet")

@@ -20,7 +20,7 @@ from ..errors import CapabilityError
 from ..protocol._convert import from_wire
 
 if TYPE_CHECKING:
-    from ._connection import ServerConnection
+    from ._rounds import Asker
 
 __all__ = ["fit_sampling"]
 
@@ -44,11 +44,11 @@ def _choice(choice: str | types.ToolChoice | None) -> types.ToolChoice | None:
     raise ValueError(f'tool_choice is "auto", "required" or "none", not {choice!r}')
 
 
-def fit_sampling(connection: ServerConnection, params: types.CreateMessageRequestParams,
+def fit_sampling(asker: Asker, params: types.CreateMessageRequestParams,
                  tools: Sequence[types.Tool | Mapping[str, Any]] | None,
                  tool_choice: str | types.ToolChoice | None,
                  ) -> types.CreateMessageRequestParams:
-    """``params`` with ``tools`` and ``tool_choice``, as this session may send them.
+    """``params`` with ``tools`` and ``tool_choice``, as this request may send them.
 
     Raises:
         CapabilityError: tools or tool blocks without the version or the client's
@@ -56,9 +56,9 @@ def fit_sampling(connection: ServerConnection, params: types.CreateMessageReques
         ValueError: a tool result shares its message with other content, or
             ``tool_choice`` is unknown.
     """
-    profile = connection.session.profile
+    profile = asker.profile
     newest = profile is not None and profile.sampling_tools
-    caps = connection.client_capabilities
+    caps = asker.capabilities
     sampling = (caps.sampling if caps is not None else None) or {}
     uses_tools = tools is not None or tool_choice is not None
     has_blocks = False
@@ -76,7 +76,8 @@ def fit_sampling(connection: ServerConnection, params: types.CreateMessageReques
         raise CapabilityError(f"sampling with tools needs protocol version 2025-11-25; "
                               f"this session speaks {version}")
     if (uses_tools or has_blocks) and "tools" not in sampling:
-        raise CapabilityError("the client did not declare sampling.tools")
+        raise asker.missing("the client did not declare sampling.tools",
+                            {"sampling": {"tools": {}}})
     changes: dict[str, Any] = {}
     if tools is not None:
         changes["tools"] = [_tool(tool) for tool in tools]

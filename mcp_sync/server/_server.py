@@ -19,16 +19,18 @@ unless ``logging=False``, because any function can log through its Context.
 from __future__ import annotations
 
 import logging as _logging_module
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 from .. import types
 from ..protocol._make_icons import IconsSpec, make_icons
+from ..protocol._request_state import RequestStateSeal
 from ..protocol._versions import split_versions
 from ..transports.base import Transport
+from ._announcing import Announcing
 from ._connection import ServerConnection
-from ._content import json_safe
 from ._features import (
     AnnotationsSpec,
     CompleteSpec,
@@ -39,7 +41,7 @@ from ._features import (
     make_tool,
 )
 from ._handlers import HANDLERS
-from ._logging import McpLogHandler, check_level
+from ._logging import McpLogHandler, ServerLogging, check_level
 from ._modern import cache_settings
 from ._registry import CallHook, Registry, RootsCallback
 from ._serving import Serving
@@ -55,7 +57,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_TIMEOUT = 60.0
 
 
-class Server(Serving):
+class Server(Announcing, Serving, ServerLogging):
     """An MCP server.
 
     Args:
@@ -80,12 +82,19 @@ class Server(Serving):
             resource template has a completer.
         logging: declare ``logging`` (True by default); with False, log messages are
             never sent.
+        max_listen_streams: how many modern ``subscriptions/listen`` streams may be
+            open at once, over all clients; one more is refused with -32603. They hold
+            no worker; over HTTP each holds a WSGI thread (docs/server.md "Eras").
         supported_versions: the versions to speak, by default all: legacy ones (an
             ``initialize`` offering one gets it, any other offer the newest; over HTTP
             another ``MCP-Protocol-Version`` header is refused with 400) and
             2026-07-28 (modern, over stdio and in memory; docs/server.md "Eras").
         cache_ttl_ms, cache_scope: ``ttlMs`` and ``cacheScope`` of modern list, read
             and discover results (0 and ``"private"`` by default, or ``"public"``).
+        request_state_key, request_state_ttl: the secret (32 bytes or more) signing the
+            ``requestState`` of modern input-required results, the same in every process
+            that may continue a request (random per process if None), and how many
+            seconds such a state stays valid (an hour by default); docs/server.md "Eras".
         title, description, website_url, icons: more of ``serverInfo``: a display
             name (sent from 2025-06-18), a description, a website and
             :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape (sent from
@@ -111,9 +120,11 @@ class Server(Serving):
                  tools: bool | None = None, resources: bool | None = None,
                  prompts: bool | None = None, completions: bool | None = None,
                  logging: bool = True, supported_versions: Iterable[str] | None = None,
+                 max_listen_streams: int = 16,
                  title: str | None = None, description: str | None = None,
                  website_url: str | None = None, icons: IconsSpec = None,
                  cache_ttl_ms: int = 0, cache_scope: Literal["private", "public"] = "private",
+                 request_state_key: bytes | str | None = None, request_state_ttl: float = 3600.0,
                  ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -134,6 +145,9 @@ class Server(Serving):
         #: DES-4), and the modern ones (DES-1), which are never negotiated by initialize.
         self.supported_versions, self.modern_versions = split_versions(supported_versions)
         self.cache_ttl_ms, self.cache_scope = cache_settings(cache_ttl_ms, cache_scope)
+        self._request_state = RequestStateSeal(
+            os.urandom(32) if request_state_key is None else request_state_key,
+            request_state_ttl)
         # serverInfo beyond name and version (V1125-6); older sessions get less (DES-2).
         self.title = title
         self.description = description
@@ -147,6 +161,7 @@ class Server(Serving):
         self._registry = Registry(HANDLERS)
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
+        self._listens = Announcing._make_listen_streams(max_listen_streams)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -385,21 +400,6 @@ class Server(Serving):
         """The resource templates registered now, in registration order."""
         return self._registry.resource_templates()
 
-    def notify_resource_updated(self, uri: str) -> int:
-        """Tell the clients subscribed to ``uri`` (or to a URI above it) that it changed.
-
-        A subscription to ``a://x`` covers ``a://x`` itself and everything under
-        ``a://x/`` (AMBIG-23); each client is told once, with ``uri``.
-
-        Returns:
-            How many clients were notified.
-        """
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.is_subscribed(uri)
-                   and connection.notify_if_ready("notifications/resources/updated",
-                                                  {"uri": uri}))
-
     # --- prompts ---------------------------------------------------------------------------
 
     @overload
@@ -488,43 +488,6 @@ class Server(Serving):
 
     # --- logging and roots -----------------------------------------------------------------
 
-    def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> int:
-        """Send a log message to every connected client whose level lets it through.
-
-        Args:
-            level: ``debug``, ``info``, ``notice``, ``warning``, ``error``, ``critical``,
-                ``alert`` or ``emergency``.
-            data: any JSON value; other objects are sent as their JSON form or ``str()``.
-                Never put secrets or personal data here (LOGGING-7).
-            logger: a name for the source of the message.
-
-        Returns:
-            How many clients it was sent to.
-
-        Raises:
-            ValueError: ``level`` is not one of the names above.
-        """
-        check_level(level)
-        data = json_safe(data)
-        with self._lock:
-            connections = list(self._connections)
-        return sum(1 for connection in connections if connection.log(level, data, logger))
-
-    def logging_handler(self, level: int = _logging_module.NOTSET) -> McpLogHandler:
-        """A :class:`logging.Handler` forwarding Python log records to the clients.
-
-        Records emitted while a request is served go to that request's client; others
-        to all clients. mcp_sync's own records are never forwarded.
-
-        Args:
-            level: the least severe Python level handled.
-
-        Example::
-
-            logging.getLogger().addHandler(server.logging_handler(logging.INFO))
-        """
-        return McpLogHandler(self, level)
-
     def on_roots_changed(self, fn: RootsCallback) -> RootsCallback:
         """Register ``fn(connection)`` to run when a client says its roots changed.
 
@@ -587,12 +550,6 @@ class Server(Serving):
     def _forget(self, connection: ServerConnection) -> None:
         with self._lock:
             self._connections.discard(connection)
-
-    def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.notify_if_ready(method, params)
 
     @property
     def served_methods(self) -> frozenset[str]:

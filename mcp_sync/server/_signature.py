@@ -17,6 +17,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from ..errors import InvalidParams
 from ._docstrings import parse_docstring
+from ._param_header import check_header_properties, header_of, with_header
 from ._schema import (
     _NULL,
     _build,
@@ -156,6 +157,9 @@ def inspect_function(fn: Callable[..., Any], *,
         required = param.default is param.empty
         if not required:
             schema = _with_default(schema, param.default)
+        header = header_of(hint)
+        if header is not None:
+            schema = with_header(schema, header, where)
         properties[param.name] = schema
         fields.append(_Field(param.name, node, required))
     # No "additionalProperties" at the top: some clients reject schemas carrying it, and bind
@@ -165,6 +169,7 @@ def inspect_function(fn: Callable[..., Any], *,
         return FunctionSignature({"type": "object", "additionalProperties": False},
                                  description, context, ())
     input_schema = copy.deepcopy(_object_schema(properties, [f.name for f in fields if f.required]))
+    check_header_properties(input_schema, name)
     return FunctionSignature(input_schema, description, context, tuple(fields))
 
 

@@ -88,8 +88,9 @@ class Transport(abc.ABC):
     ends_on_close = False
 
     #: True for a transport whose messages may open the modern era (2026-07-28): one
-    #: connection carrying whole requests, as stdio and memory do. HTTP has rules of its
-    #: own for that era (headers, per-request streams) and keeps it off.
+    #: connection carrying whole requests, as stdio and memory do, or the connection of
+    #: one modern HTTP request. A legacy HTTP session's transport keeps it off: over HTTP
+    #: the era is decided per POST, before a session is looked up.
     modern_era = False
 
     @abc.abstractmethod

@@ -265,7 +265,10 @@ async def _drive_modern_with_sdk() -> dict[str, Any]:
                 "log", {"level": "debug", "message": "at debug"})
             seen["log_warning"] = await client.call_tool(
                 "log", {"level": "warning", "message": "at warning"})
-            seen["ask"] = await client.call_tool("ask")
+            try:
+                await client.call_tool("ask")
+            except MCPError as exc:
+                seen["ask"] = exc
             seen["greeting"] = await client.read_resource("greeting://Sam")
             seen["templates"] = (await client.list_resource_templates()).resource_templates
             seen["greet"] = await client.get_prompt("greet", {"name": "Ada"})
@@ -282,8 +285,10 @@ async def _drive_modern_with_sdk() -> dict[str, Any]:
 def test_sdk_client_reaches_everything_in_the_modern_era() -> None:
     """The SDK's default client reaches our stdio server in the modern era (2026-07-28):
     discover, no initialize, tools with progress and structured output, per-request
-    logs, resources, the prompt and completion; a tool that elicits fails saying that
-    input-required results are not supported yet; an unknown resource is -32602; every
+    logs, resources, the prompt and completion; a tool that elicits, for a client that
+    declared no elicitation, is -32021 naming the capability (SEP-2575;
+    tests/interop/test_input_required_sdk.py has it answered); an unknown resource is
+    -32602; every
     message both sides wrote fits schema-2026-07-28.json.
 
     DES-1, DES-18, DES-19, COEX (how eras find each other), STDIO-1, STDIO-2.
@@ -298,8 +303,8 @@ def test_sdk_client_reaches_everything_in_the_modern_era() -> None:
     assert seen["log_debug"].content[0].text == "filtered out by the client's log level"
     assert seen["log_warning"].content[0].text == "sent"
     assert seen["logs"] == [("warning", "everything", "at warning")]
-    assert seen["ask"].is_error is True
-    assert "input-required" in seen["ask"].content[0].text
+    assert seen["ask"].code == -32021
+    assert seen["ask"].data == {"requiredCapabilities": {"elicitation": {}}}
     assert seen["greeting"].contents[0].text == "Hello, Sam!"
     assert [template.uri_template for template in seen["templates"]] == ["greeting://{name}"]
     assert "Ada" in seen["greet"].messages[0].content.text

@@ -3,7 +3,9 @@
 Our server runs in this process (``serve_http`` on 127.0.0.1), so the autouse ``wire``
 fixture checks every message it encodes against a schema; what the SDK
 decoded is recorded at its transport and checked too. Three modes: stateful with SSE
-answers, stateful with JSON answers, stateless.
+answers, stateful with JSON answers, stateless. The server here speaks only the legacy
+versions, so the SDK falls back to initialize; against a dual-era server it stays modern
+(test_http_sdk_modern).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from mcp.client import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_sync import Context, Server
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.http_server import serve_http
 from tests.interop.test_official_sdk import _RecordingReader, _RecordingWriter, _Traffic
 from tests.wire_schema import check_traffic
@@ -33,8 +36,10 @@ CONNECT_BOUND = 5.0
 EXCHANGE_BOUND = 30.0
 
 
-def make_server() -> Server:
-    server = Server("http-interop", version="1.0.0", instructions="Arithmetic over HTTP.")
+def make_server(supported_versions: tuple[str, ...] | None = KNOWN_VERSIONS) -> Server:
+    """The test server; by default it speaks only the legacy versions."""
+    server = Server("http-interop", version="1.0.0", instructions="Arithmetic over HTTP.",
+                    supported_versions=supported_versions)
 
     @server.tool(annotations={"readOnlyHint": True})
     def add(a: int, b: int) -> int:
@@ -101,7 +106,8 @@ MODES = {
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("mode", list(MODES))
 def test_sdk_client_over_streamable_http(mode: str) -> None:
-    """The SDK's default client probes, falls back quickly and works in every mode.
+    """The SDK's default client probes a legacy-only server, falls back quickly (COEX-6)
+    and works in every mode.
 
     HTTP-5, HTTP-8, HTTP-10, HTTP-11, HTTP-12, HTTP-13, HTTP-29, HTTP-31, HTTP-32,
     LIFECYCLE-2/3/4, VERSION-3, TOOLS-2/4/7, PROGRESS-3, PING-2; "Living with newer peers".

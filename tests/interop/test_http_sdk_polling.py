@@ -16,6 +16,7 @@ import pytest
 from mcp.client import Client as SdkClient
 
 from mcp_sync import Context, Server
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.http_server import serve_http
 from tests.conftest import schema_errors
 from tests.interop.test_http_sdk_client import _recorded_http
@@ -44,7 +45,9 @@ class _Resumes:
 
 
 def _server(resumes: _Resumes) -> Server:
-    server = Server("http-polling", version="1.0.0")
+    # Polling is of the legacy era (2025-11-25): a server that speaks only legacy
+    # versions keeps the SDK there.
+    server = Server("http-polling", version="1.0.0", supported_versions=KNOWN_VERSIONS)
 
     @server.tool()
     def two_step(hang_up: bool, ctx: Context) -> str:

@@ -112,3 +112,38 @@ def test_one_session_served_by_two_hosts_survives_losing_its_creator(hosts: Host
         assert _text(client.call_tool("ask")) == "Hello, Ada!"
         assert {index for index, _, _ in hosts.proxy.served[served:]} == {1 - creator}
     assert [entry.data for entry in logs] == ["from a tool"]
+
+
+# --- the modern era (2026-07-28) through the same hosts ------------------------------------
+
+
+def _modern_add(url: str, a: int, request_id: int) -> requests.Response:
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": a, "b": 1},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}
+    return _post(url, None, message, **{"MCP-Protocol-Version": "2026-07-28",
+                                        "Mcp-Method": "tools/call", "Mcp-Name": "add"})
+
+
+def test_modern_requests_are_answered_by_any_host_with_nothing_shared(hosts: Hosts) -> None:
+    """Scale-out of the modern era: requests alternate between the hosts without a
+    session, next to a legacy session of the same endpoint, and go on when the host
+    that answered first is killed."""
+    base = hosts.url.removesuffix("/mcp")
+    answered = [_modern_add(base, a, a) for a in range(4)]
+    assert [r.status_code for r in answered] == [200] * 4
+    assert [r.json()["result"]["structuredContent"] for r in answered] == [
+        {"result": a + 1} for a in range(4)]
+    assert all("Mcp-Session-Id" not in r.headers for r in answered)
+    assert {index for index, _, _ in hosts.proxy.served} == {0, 1}
+    assert hosts.proxy.session_ids() == set()
+
+    legacy = _post(base, None, INITIALIZE)
+    assert legacy.status_code == 200 and "Mcp-Session-Id" in legacy.headers
+
+    first = hosts.proxy.served[0][0]
+    hosts.instances[first].kill()
+    after = [_modern_add(base, a, 10 + a) for a in range(3)]
+    assert [r.json()["result"]["structuredContent"] for r in after] == [
+        {"result": a + 1} for a in range(3)]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._checks import SESSION_HEADER
@@ -43,7 +43,7 @@ class PostAnswer:
                                    ("Content-Length", str(len(data)))], [data])
 
     @classmethod
-    def events(cls, body: SseBody) -> PostAnswer:
+    def events(cls, body: SseBody | Iterator[bytes]) -> PostAnswer:
         # The body itself, whose close() the WSGI server calls when the stream ends.
         return cls(200, "200 OK", [*SSE_HEADERS.items(),
                                    ("Content-Type", "text/event-stream")], body)

@@ -27,6 +27,7 @@ from werkzeug.wrappers import Request, Response
 
 from ...engine._threads import ThreadGroup, WorkerPool
 from ...errors import ConnectionClosed, ErrorCode
+from ...protocol._http_headers import METHOD_HEADER, NAME_HEADER
 from ...protocol._jsonrpc import Batch, Incoming, Invalid
 from ...protocol._jsonrpc import Request as RpcRequest
 from ...transports._decode import decode_frame
@@ -55,6 +56,7 @@ from ._event_store import EventStore, MemoryEventStore
 from ._get import GetAndDelete
 from ._host import ConnectionHost
 from ._legacy_sse import DEFAULT_MESSAGES_PATH, DEFAULT_SSE_PATH, LegacySseEndpoints
+from ._modern import is_modern_post, param_headers_asked, post_modern, refuse_modern_get
 from ._session import SessionTransport
 from ._shared import LocalSession as _Session
 from ._shared import SharedSessions
@@ -73,6 +75,8 @@ log = logging.getLogger("mcp_sync.http.server")
 TokenVerifier = Callable[[Request], object]
 
 _ALLOW, _ALLOW_STATELESS = "GET, POST, DELETE, OPTIONS", "POST, OPTIONS"
+#: The headers a modern request mirrors from its body, for a browser's preflight.
+MODERN_HEADERS = (METHOD_HEADER, NAME_HEADER)
 #: How long an initialize POST waits for its answer; the session answers it at once.
 _INITIALIZE_WAIT = 30.0
 #: How long a JSON answer waits for the GET stream to write the messages related to it.
@@ -330,7 +334,8 @@ class StreamableHttpApp(GetAndDelete):
         allow = _ALLOW_STATELESS if self.stateless else _ALLOW
         method = request.method
         if method == "OPTIONS":
-            return preflight(allow, "Last-Event-ID", SESSION_HEADER, VERSION_HEADER)
+            return preflight(allow, "Last-Event-ID", SESSION_HEADER, VERSION_HEADER,
+                             *MODERN_HEADERS, *param_headers_asked(environ))
         if method not in allow.split(", "):
             return error_response(405, ErrorCode.INVALID_REQUEST,
                                   f"Method Not Allowed: {method}",
@@ -340,6 +345,10 @@ class StreamableHttpApp(GetAndDelete):
                                   headers={"WWW-Authenticate": "Bearer"})
         if method == "POST":
             return self._post(request)
+        if environ.get(SESSION_KEY) is None:
+            modern = refuse_modern_get(environ, self.server.modern_versions)
+            if modern is not None:
+                return modern
         refused = refuse_version(request, None, self._known_methods(),
                                  self.server.supported_versions)
         if refused is not None:
@@ -395,6 +404,9 @@ class StreamableHttpApp(GetAndDelete):
         if isinstance(incoming, Invalid):
             return error_response(400, incoming.error.code, incoming.error.message,
                                   data=incoming.error.data, request_id=incoming.id)
+        if request.environ.get(SESSION_KEY) is None and is_modern_post(
+                request.environ, incoming, self.server.modern_versions):
+            return post_modern(self, request, incoming, use_sse)
         initialize = isinstance(incoming, RpcRequest) and incoming.method == "initialize"
         if not initialize:
             refused = refuse_version(request, incoming, self._known_methods(),

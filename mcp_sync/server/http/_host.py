@@ -29,6 +29,11 @@ class ConnectionHost(Protocol):
         """The protocol versions the server speaks, oldest first."""
         ...
 
+    @property
+    def modern_versions(self) -> tuple[str, ...]:
+        """The modern (2026-07-28 on) versions it serves; none for a legacy-only server."""
+        ...
+
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now."""
