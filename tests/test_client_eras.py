@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,62 @@ def test_log_level_goes_with_every_request_once_asked_for() -> None:
         client.call_tool("chatty")
         first = received.get(timeout=5)
     assert (first.level, first.data) == ("warning", "a warning")
+
+
+def test_one_tool_body_asks_the_client_in_the_modern_era_too() -> None:
+    """SEP-2322 end to end with our server: ctx.elicit, ctx.sample and ctx.list_roots in
+    a modern tools/call come back as input-required results, answered by the client's
+    handlers, and the tool completes on the call sent again."""
+    server = make_server()
+
+    @server.tool()
+    def ask(ctx: Context) -> str:
+        name = ctx.elicit("Name?", schema={"type": "object",
+                                           "properties": {"name": {"type": "string"}}})
+        sampled = ctx.sample("Say hi")
+        roots = ctx.list_roots()
+        return f"{name.content['name']} {sampled.content.text} {roots[0].uri}"
+
+    with open_client(server, elicitation_handler=lambda request: request.accept(
+                         {"name": "Ada"}),
+                     sampling_handler=lambda params: {
+                         "role": "assistant", "model": "m",
+                         "content": {"type": "text", "text": "hi"}},
+                     roots=["file:///srv"]) as client:
+        assert client.era == "modern"
+        assert client.call_tool("ask").content[0].text == "Ada hi file:///srv"
+
+
+def test_listen_with_our_server_routes_updates_to_the_callbacks() -> None:
+    """subscriptions/listen with our server: a subscribed resource's update and a tool
+    list change reach on_resource_updated and on_list_changed."""
+    server = make_server()
+
+    @server.resource("memo://one")
+    def memo() -> str:
+        return "one"
+
+    heard: queue.SimpleQueue[str] = queue.SimpleQueue()
+    acknowledged = threading.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        if (method == "notifications/subscriptions/acknowledged"
+                and params.get("notifications", {}).get("resourceSubscriptions")):
+            acknowledged.set()
+
+    with open_client(server, on_resource_updated=heard.put, on_list_changed=heard.put,
+                     on_notification=on_notification) as client:
+        assert client.era == "modern"
+        client.subscribe_resource("memo://one")
+        assert acknowledged.wait(10)
+        server.notify_resource_updated("memo://one")
+        assert heard.get(timeout=10) == "memo://one"
+
+        @server.tool()
+        def later() -> str:
+            return "new"
+
+        assert heard.get(timeout=10) == "tools"
 
 
 def test_modern_over_stdio_with_the_everything_server() -> None:
