@@ -66,7 +66,5 @@ def console_form(request: ElicitationRequest) -> ElicitationResult[Any]:
 
 
 if __name__ == "__main__":
-    # A legacy (2025-11-25) session: the server asks while the tool runs.
-    with open_client(server, elicitation_handler=console_form,
-                     supported_versions=["2025-11-25"]) as client:
+    with open_client(server, elicitation_handler=console_form) as client:
         print(client.call_tool("book").content[0].text)
