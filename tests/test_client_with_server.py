@@ -163,8 +163,9 @@ def test_subscription_and_list_changed_end_to_end_resources_8_tools_8() -> None:
 
 def test_a_client_without_sampling_makes_ctx_sample_fail_caps_5() -> None:
     """CAPS-4/5: no handler, no ``sampling`` capability: the tool's request is refused
-    at the server before it is sent, and the tool reports the error."""
-    with open_client(demo_server()) as client:
+    at the server before it is sent, and the tool reports the error (a legacy session;
+    the modern era answers -32021, see test_input_required.py)."""
+    with open_client(demo_server(), **LEGACY_ERA) as client:
         result = client.call_tool("ask_model", {"question": "?"})
     assert result.is_error
     assert "sampling" in result.content[0].text  # type: ignore[union-attr]

@@ -51,7 +51,7 @@ from ._handlers import (
     normalize_roots,
 )
 from ._life import Backoff, Lifeline, track, untrack
-from ._modern import LOCAL_IN_MODERN, ModernEra
+from ._modern import LOCAL_IN_MODERN, Listening, ModernEra
 from ._requests import RequestMethods
 from ._session_state import SAFE_TO_REPEAT, SESSION_STATE, SessionState
 from ._structured import OutputSchemas
@@ -202,7 +202,7 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
         self._log_level: str | None = None
         self._listen_lock = threading.Lock()
         self._listened: dict[str, Any] | None = None
-        self._listen_future: Future[dict[str, Any]] | None = None
+        self._listening: Listening | None = None
         self._resource_subscriptions: dict[str, None] = {}
         self._input_pool: WorkerPool | None = None
         self._meta_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -519,6 +519,7 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
         return self._handlers.serve(incoming)
 
     def _notification(self, notification: Notification) -> None:
+        self._note_acknowledged(notification.method, notification.params)
         self._deliver(notification)
 
 

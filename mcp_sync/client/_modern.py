@@ -48,8 +48,9 @@ from ..errors import (
     RpcError,
 )
 from ..protocol._convert import from_wire
-from ..protocol._jsonrpc import Request
+from ..protocol._jsonrpc import Request, RequestId
 from ..protocol._modern import SERVER_INFO_KEY
+from ..protocol._session import Session
 from ..protocol._versions import KNOWN_VERSIONS, profile_for
 from ._eras import (
     ERA_CACHE,
@@ -77,6 +78,19 @@ MAX_ROUNDS = 10
 #: Requests of the legacy era that the client answers itself in the modern era.
 LOCAL_IN_MODERN = frozenset({"ping", "logging/setLevel", "resources/subscribe",
                              "resources/unsubscribe"})
+
+
+#: The ``_meta`` key naming the listen request a notification belongs to.
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+
+class Listening:
+    """The ``subscriptions/listen`` request kept open, and whether the server said so."""
+
+    def __init__(self) -> None:
+        self.future: Future[dict[str, Any]] | None = None
+        self.request_id: RequestId | None = None
+        self.acknowledged = threading.Event()
 
 
 class RoundsFuture(Future[dict[str, Any]]):
@@ -108,7 +122,7 @@ class ModernEra:
     _log_level: str | None
     _listen_lock: threading.Lock
     _listened: dict[str, Any] | None
-    _listen_future: Future[dict[str, Any]] | None
+    _listening: Listening | None
     _resource_subscriptions: dict[str, None]
     _input_pool: WorkerPool | None
     _meta_cache: dict[tuple[str, str | None], dict[str, Any]]
@@ -415,6 +429,7 @@ class ModernEra:
             else:
                 self._resource_subscriptions.pop(str(uri), None)
         self._listen_update(engine)
+        self._await_listening(timeout)
         return {}
 
     # --- subscriptions/listen -------------------------------------------------------------------
@@ -438,30 +453,62 @@ class ModernEra:
             wanted = self._listen_filter(engine)
             if wanted == self._listened and not force:
                 return
-            old, self._listen_future = self._listen_future, None
+            old, self._listening = self._listening, None
             self._listened = wanted
             if wanted:
                 version = engine.session.negotiated_version
                 assert version is not None
                 params = with_meta({"notifications": wanted}, self._meta(version))
+                listening = Listening()
+
+                def make(session: Session) -> Request:
+                    request = session.request("subscriptions/listen", params)
+                    listening.request_id = request.id  # the subscription's id
+                    return request
+
                 try:
-                    future = engine.request("subscriptions/listen", params, timeout=None)
+                    listening.future = engine.start_request(make, timeout=None)
                 except McpError as exc:
                     log.warning("could not listen for the server's notifications: %s", str(exc))
-                    future = None
-                if future is not None:
-                    self._listen_future = future
-                    future.add_done_callback(
+                else:
+                    self._listening = listening
+                    listening.future.add_done_callback(
                         lambda done: self._listen_ended(engine, done))
-        if old is not None:
-            engine.cancel(old, "the subscriptions changed")
+        if old is not None and old.future is not None:
+            old.acknowledged.set()
+            engine.cancel(old.future, "the subscriptions changed")
+
+    def _await_listening(self, timeout: float) -> None:
+        """Wait until the server acknowledged the listen request now open (so that a
+        change right after ``subscribe_resource`` is heard); raise what ended it."""
+        listening = self._listening
+        if listening is None or listening.future is None:
+            return
+        if not listening.acknowledged.wait(timeout):
+            raise RequestTimeout("the server did not acknowledge subscriptions/listen "
+                                 f"within {timeout}s")
+        future = listening.future
+        if future.done() and not future.cancelled() and future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+
+    def _note_acknowledged(self, method: str, params: dict[str, Any] | None) -> None:
+        """Called with every notification, before the callbacks."""
+        if method != "notifications/subscriptions/acknowledged":
+            return
+        meta = (params or {}).get("_meta")
+        listening = self._listening
+        if (isinstance(meta, dict) and listening is not None
+                and meta.get(SUBSCRIPTION_ID_KEY) == listening.request_id):
+            listening.acknowledged.set()
 
     def _listen_ended(self, engine: Engine, done: Future[dict[str, Any]]) -> None:
         with self._listen_lock:
-            if self._listen_future is not done:
+            listening = self._listening
+            if listening is None or listening.future is not done:
                 return  # replaced, or cancelled on purpose
-            self._listen_future = None
+            self._listening = None
             self._listened = None
+        listening.acknowledged.set()  # whoever waits for it learns how it ended
         error = None if done.cancelled() else done.exception()
         if isinstance(error, (ConnectionClosed, RequestCancelled)) or engine.closed:
             return
