@@ -77,7 +77,7 @@ def test_progress_logs_notifications_and_results_run_on_the_executor(
     with open_client(server, callback_executor=ui,
                      on_log=lambda params: seen.add("log", params.data),
                      on_notification=lambda method, params: seen.add("notification", method),
-                     ) as client:
+                     **LEGACY_ERA) as client:
         client.set_logging_level("info")
         future = client.call_tool_async(
             "work", {"steps": 3},

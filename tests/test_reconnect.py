@@ -176,7 +176,7 @@ def test_killed_http_server_fails_the_calls_in_flight_at_once_shutdown_5(
         assert process.stdout is not None
         url = process.stdout.readline().strip()
         pids = Pids()
-        with Client.http(url, reconnect=True, timeout=30) as client:
+        with Client.http(url, reconnect=True, timeout=30, **LEGACY_ERA) as client:
             future = client.call_tool_async("block", on_progress=pids)
             assert pids.next() == process.pid
             process.kill()

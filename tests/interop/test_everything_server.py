@@ -514,7 +514,8 @@ def test_our_client_over_http(mode: str) -> None:
     with http_child(flags) as child:
         transport = HttpClientTransport(child.url)
         try:
-            client = Client(transport, timeout=20.0, on_log=logs.put, sampling_handler=model)
+            client = Client(transport, timeout=20.0, on_log=logs.put, sampling_handler=model,
+                            **LEGACY_ERA)
         except BaseException:
             transport.close()
             raise

@@ -100,7 +100,7 @@ def test_our_client_over_http_uses_structured_and_link_des_10(mode: str) -> None
     with http_child(HTTP_MODES[mode]) as child:
         transport = HttpClientTransport(child.url)
         try:
-            client = Client(transport, timeout=20.0)
+            client = Client(transport, timeout=20.0, **LEGACY_ERA)
         except BaseException:
             transport.close()
             raise
