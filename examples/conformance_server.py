@@ -30,7 +30,8 @@ It offers:
   ``test_streaming_elicitation`` and ``test_missing_capability`` (ask the client's user
   and model);
 * for ``subscriptions/listen``, tools ``test_trigger_tool_change`` and
-  ``test_trigger_prompt_change`` (each adds a tool or prompt, or removes it again);
+  ``test_trigger_prompt_change`` (each adds a tool or prompt, or removes it again; with
+  ``MCP_SYNC_STORE`` set, both, so that every process lists the same);
 * resources ``test://static-text``, ``test://static-binary`` (a PNG),
   ``test://watched-resource`` (to subscribe to) and the template
   ``test://template/{id}/data``;
@@ -161,11 +162,18 @@ def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> str:
 
 # --- subscriptions/listen (2026-07-28): changes to make while a client listens -------------
 
-def add_listen_fixtures(server: Server) -> None:
+def add_listen_fixtures(server: Server, restore: bool = False) -> None:
     """Tools that change the server's lists, for the ``server-stateless`` scenario's
     listen checks: ``test_trigger_tool_change`` adds the tool ``test_dynamic_tool``, or
     removes it when present; ``test_trigger_prompt_change`` does the same with the
-    prompt ``test_dynamic_prompt``. Either way the listening clients are told."""
+    prompt ``test_dynamic_prompt``. Either way the listening clients are told.
+
+    With ``restore`` (several processes serve the endpoint, sharing a session store)
+    each trigger adds its tool or prompt and removes it again before it returns: a
+    change kept in the one process that served the call would make the lists of the
+    processes differ, and a client's consecutive ``tools/list`` disagree. The listening
+    clients, on any process, are told of both changes.
+    """
 
     def dynamic_tool() -> str:
         return "here for now"
@@ -173,9 +181,7 @@ def add_listen_fixtures(server: Server) -> None:
     def dynamic_prompt() -> str:
         return "Here for now."
 
-    @server.tool()
-    def test_trigger_tool_change() -> str:
-        """Add the tool test_dynamic_tool, or remove it when present."""
+    def toggle_tool() -> str:
         if any(tool.name == "test_dynamic_tool" for tool in server.tools):
             server.remove_tool("test_dynamic_tool")
             return "removed test_dynamic_tool"
@@ -183,15 +189,25 @@ def add_listen_fixtures(server: Server) -> None:
                         description="A tool test_trigger_tool_change adds and removes.")
         return "added test_dynamic_tool"
 
-    @server.tool()
-    def test_trigger_prompt_change() -> str:
-        """Add the prompt test_dynamic_prompt, or remove it when present."""
+    def toggle_prompt() -> str:
         if any(prompt.name == "test_dynamic_prompt" for prompt in server.prompts):
             server.remove_prompt("test_dynamic_prompt")
             return "removed test_dynamic_prompt"
         server.add_prompt(dynamic_prompt, name="test_dynamic_prompt",
                           description="A prompt test_trigger_prompt_change adds and removes.")
         return "added test_dynamic_prompt"
+
+    @server.tool()
+    def test_trigger_tool_change() -> str:
+        """Add the tool test_dynamic_tool, or remove it when present."""
+        said = toggle_tool()
+        return f"{said}, then {toggle_tool()}" if restore else said
+
+    @server.tool()
+    def test_trigger_prompt_change() -> str:
+        """Add the prompt test_dynamic_prompt, or remove it when present."""
+        said = toggle_prompt()
+        return f"{said}, then {toggle_prompt()}" if restore else said
 
 
 def make_server() -> Server:
@@ -206,7 +222,7 @@ def make_server() -> Server:
                     request_state_key=os.environ.get("MCP_SYNC_REQUEST_STATE_KEY"))
 
     # --- tools --------------------------------------------------------------------------
-    add_listen_fixtures(server)
+    add_listen_fixtures(server, restore=bool(os.environ.get("MCP_SYNC_STORE", "").strip()))
 
     @server.tool()
     def test_simple_text() -> str:

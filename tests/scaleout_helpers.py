@@ -191,11 +191,14 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 class Gunicorn:
-    """``examples/everything_server.py``'s ``app`` under gunicorn (``workers`` processes,
-    threaded), keeping its sessions in the Redis at ``store_url``; in a process group of
-    its own so that :meth:`kill` takes its workers with it."""
+    """An example's WSGI ``app`` (``examples/everything_server.py``'s by default) under
+    gunicorn (``workers`` processes, threaded), keeping its sessions in the Redis at
+    ``store_url``, with ``env`` added to its environment (and loaded before the fork with
+    ``preload``); in a process group of its own so that :meth:`kill` takes its workers
+    with it."""
 
-    def __init__(self, store_url: str, workers: int = 2) -> None:
+    def __init__(self, store_url: str, workers: int = 2, app: str = "everything_server:app",
+                 env: dict[str, str] | None = None, preload: bool = False) -> None:
         import sys
 
         from tests.helpers import EXAMPLES
@@ -205,9 +208,10 @@ class Gunicorn:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--chdir", str(EXAMPLES), "-b",
              f"127.0.0.1:{self.port}", "-w", str(workers), "-k", "gthread", "--threads", "8",
-             "--graceful-timeout", "2", "--timeout", "60", "everything_server:app"],
-            env={**os.environ, "MCP_SYNC_STORE": store_url}, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True)
+             "--graceful-timeout", "2", "--timeout", "60", *(["--preload"] if preload else []),
+             app],
+            env={**os.environ, **(env or {}), "MCP_SYNC_STORE": store_url},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         self.log: list[str] = []
         self._listening = threading.Event()
         self._reader = threading.Thread(target=self._read_log, name="gunicorn-log")

@@ -241,3 +241,26 @@ def test_a_message_for_the_get_stream_reaches_the_host_holding_it_http_19(
                     "jsonrpc": "2.0", "method": "notifications/resources/updated",
                     "params": {"uri": "static://hello"}}
                 break
+
+
+# --- announcements to every process ------------------------------------------------------------
+
+
+def test_an_announcement_reaches_every_listener_once_listen_returns(
+        redis_server: RedisServer) -> None:
+    """SessionStore.announce: every process listening hears it, the announcer's own
+    included, as soon as listen() has returned (no retry: the subscription is
+    confirmed by then, so a change announced right after a listen stream opens is not
+    lost)."""
+    stores = [RedisSessionStore.from_url(redis_server.url) for _ in range(2)]
+    heard: list[queue.Queue[tuple[str, bytes]]] = [queue.Queue(), queue.Queue()]
+    try:
+        for index, store in enumerate(stores):
+            store.listen(f"p{index}", lambda session, payload, i=index: heard[i].put(
+                (session, payload)))
+        stores[1].announce(b"n{}")
+        assert [received.get(timeout=10) for received in heard] == [("", b"n{}")] * 2
+    finally:
+        for index, store in enumerate(stores):
+            store.stop_listening(f"p{index}")
+            store.close()

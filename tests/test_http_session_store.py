@@ -175,3 +175,116 @@ def test_a_request_to_the_client_crosses_processes_both_ways_lifecycle_6() -> No
             result = next(messages)
         assert result["id"] == 2
         assert result["result"]["content"][0]["text"] == "Hello, Ada!"
+
+
+# --- changes announced by one process reach the clients of the others --------------------------
+
+conformance = load_module(EXAMPLES / "conformance_server.py", "conformance_for_store")
+
+MODERN_HEADERS = {**HEADERS, "MCP-Protocol-Version": "2026-07-28"}
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _modern(url: str, method: str, params: dict[str, Any] | None = None,
+            **headers: str) -> dict[str, Any]:
+    answer = requests.post(url, timeout=10, json=call(
+        9, method, {**(params or {}), "_meta": MODERN_META}),
+        headers={**MODERN_HEADERS, "Mcp-Method": method, **headers})
+    assert answer.status_code == 200, answer.text
+    messages = [json.loads(event.data) for event in read_events(answer) if event.data] \
+        if answer.headers["Content-Type"].startswith("text/event-stream") else [answer.json()]
+    result: dict[str, Any] = messages[-1]["result"]
+    return result
+
+
+def _modern_call(url: str, tool: str) -> dict[str, Any]:
+    return _modern(url, "tools/call", {"name": tool, "arguments": {}}, **{"Mcp-Name": tool})
+
+
+def _listen(stack: ExitStack, url: str, **notifications: bool) -> Iterator[Any]:
+    listen = stack.enter_context(requests.post(
+        url, stream=True, timeout=(5, 20),
+        json=call("L", "subscriptions/listen", {
+            "_meta": MODERN_META, "notifications": notifications}),
+        headers={**MODERN_HEADERS, "Mcp-Method": "subscriptions/listen"}))
+    events = (json.loads(event.data) for event in read_events(listen) if event.data)
+    assert next(events)["method"] == "notifications/subscriptions/acknowledged"
+    return events
+
+
+def test_a_list_change_in_one_process_reaches_a_listen_stream_in_another_sep_2575() -> None:
+    """subscriptions/listen (SEP-2575) behind a load balancer: the listen stream is open
+    on one application, the tool changing the tool list runs on another; the change
+    arrives on the stream, tagged with its subscription id, once."""
+    store = MemorySessionStore()
+    with ExitStack() as stack:
+        urls = [stack.enter_context(serve_http(conformance.make_server(),
+                                               session_store=store)).url
+                for _ in range(2)]
+        events = _listen(stack, urls[0], toolsListChanged=True)
+        assert "added" in _modern_call(urls[1], "test_trigger_tool_change")["content"][0][
+            "text"]
+        assert "removed" in _modern_call(urls[1], "test_trigger_tool_change")["content"][0][
+            "text"]
+        changes = [next(events), next(events)]
+        assert [change["method"] for change in changes] == [
+            "notifications/tools/list_changed"] * 2
+        assert {change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+                for change in changes} == {"L"}
+
+
+def test_a_resource_update_reaches_the_get_stream_of_a_process_that_never_saw_it() -> None:
+    """A legacy session's GET stream is open on the first application; the second has
+    served a request of the session, the third never has. An update announced on the
+    third reaches the subscribed session all the same (read from the store), one
+    announced on the second reaches it through that session's own connection, and none
+    arrives twice (HTTP-19: unrelated messages go on the GET stream)."""
+    store = MemorySessionStore()
+    with ExitStack() as stack:
+        servers = [everything.make_server() for _ in range(3)]
+        urls = [stack.enter_context(serve_http(server, session_store=store)).url
+                for server in servers]
+        started = requests.post(urls[0], json=INITIALIZE, headers=HEADERS, timeout=10)
+        headers = {**HEADERS, "Mcp-Session-Id": started.headers["Mcp-Session-Id"]}
+        requests.post(urls[0], json=INITIALIZED, headers=headers, timeout=10)
+        stream = stack.enter_context(requests.get(
+            urls[0], stream=True, timeout=(5, 20), headers={**headers,
+                                                            "Accept": "text/event-stream"}))
+        assert stream.status_code == 200
+        for uri in ("static://hello", "static://binary"):
+            assert requests.post(urls[1], json=call(2, "resources/subscribe", {"uri": uri}),
+                                 headers=headers, timeout=10).status_code == 200
+        assert servers[2].notify_resource_updated("static://unsubscribed") == 0
+        assert servers[2].notify_resource_updated("static://hello") == 0  # told elsewhere
+        assert servers[1].notify_resource_updated("static://binary") == 1
+        assert servers[2].notify_resource_updated("static://hello") == 0
+        updates = (json.loads(event.data)["params"]["uri"] for event in read_events(stream)
+                   if event.data)
+        assert [next(updates) for _ in range(3)] == [
+            "static://hello", "static://binary", "static://hello"]
+
+
+def test_the_conformance_triggers_leave_every_process_listing_the_same() -> None:
+    """examples/conformance_server.py with a session store (restore): each trigger adds
+    its tool and removes it again, so that consecutive tools/list agree whichever
+    process answers (the tools-list scenario's deterministic-order check); the
+    listening clients, on another process, hear both changes."""
+    from mcp_sync import Server
+
+    store = MemorySessionStore()
+    with ExitStack() as stack:
+        urls = []
+        for _ in range(2):
+            server = Server("triggers", tools=True, prompts=True)
+            conformance.add_listen_fixtures(server, restore=True)
+            urls.append(stack.enter_context(serve_http(server, session_store=store)).url)
+        listed = [[tool["name"] for tool in _modern(url, "tools/list")["tools"]]
+                  for url in urls]
+        events = _listen(stack, urls[0], toolsListChanged=True)
+        assert _modern_call(urls[1], "test_trigger_tool_change")["content"][0]["text"] == (
+            "added test_dynamic_tool, then removed test_dynamic_tool")
+        assert [next(events)["method"] for _ in range(2)] == [
+            "notifications/tools/list_changed"] * 2
+        assert [[tool["name"] for tool in _modern(url, "tools/list")["tools"]]
+                for url in urls] == listed

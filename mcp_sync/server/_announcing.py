@@ -1,10 +1,19 @@
 """How a :class:`~mcp_sync.server.Server` tells its clients that something changed: every
 legacy session that may hear it, and every modern ``subscriptions/listen`` stream that
-opted in to it. ``Server`` inherits these."""
+opted in to it. ``Server`` inherits these.
+
+An application serving the server's sessions together with other processes (through a
+session store) adds an *announcer*: it is told of each change, and of the connections
+already told here, and hands the change to the other processes, which tell their own
+listen streams and the sessions whose streams they hold
+(:mod:`mcp_sync.server.http._shared`).
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol._subscriptions import RESOURCE_UPDATED
@@ -13,7 +22,13 @@ from ._listen import ListenStreams
 if TYPE_CHECKING:
     from ._connection import ServerConnection
 
-__all__ = ["Announcing"]
+__all__ = ["Announcer", "Announcing"]
+
+log = logging.getLogger("mcp_sync.server")
+
+#: Called with a change notification's method and params, and the connections of this
+#: process that were sent it.
+Announcer = Callable[[str, "dict[str, Any] | None", "set[ServerConnection]"], None]
 
 
 class Announcing:
@@ -22,6 +37,7 @@ class Announcing:
     _lock: threading.Lock
     _connections: set[ServerConnection]
     _listens: ListenStreams
+    _announcers: list[Announcer]
 
     @staticmethod
     def _make_listen_streams(max_streams: int) -> ListenStreams:
@@ -44,9 +60,11 @@ class Announcing:
         """
         with self._lock:
             connections = list(self._connections)
-        told = sum(1 for connection in connections if connection.is_subscribed(uri)
-                   and connection.notify_if_ready(RESOURCE_UPDATED, {"uri": uri}))
-        return told + self._listens.publish(RESOURCE_UPDATED, {"uri": uri})
+        told = {connection for connection in connections if connection.is_subscribed(uri)
+                and connection.notify_if_ready(RESOURCE_UPDATED, {"uri": uri})}
+        count = len(told) + self._listens.publish(RESOURCE_UPDATED, {"uri": uri})
+        self._announce_elsewhere(RESOURCE_UPDATED, {"uri": uri}, told)
+        return count
 
     def end_listen_streams(self) -> int:
         """End every open ``subscriptions/listen`` stream from the server's side.
@@ -63,6 +81,31 @@ class Announcing:
     def _broadcast(self, method: str, params: dict[str, Any] | None = None) -> None:
         with self._lock:
             connections = list(self._connections)
-        for connection in connections:
-            connection.notify_if_ready(method, params)
+        told = {connection for connection in connections
+                if connection.notify_if_ready(method, params)}
         self._listens.publish(method, params)
+        self._announce_elsewhere(method, params, told)
+
+    # --- other processes serving the same clients ---------------------------------------------
+
+    def _add_announcer(self, announcer: Announcer) -> None:
+        with self._lock:
+            self._announcers.append(announcer)
+
+    def _remove_announcer(self, announcer: Announcer) -> None:
+        with self._lock:
+            if announcer in self._announcers:
+                self._announcers.remove(announcer)
+
+    def _tell_listen_streams(self, method: str, params: dict[str, Any] | None) -> int:
+        return self._listens.publish(method, params)
+
+    def _announce_elsewhere(self, method: str, params: dict[str, Any] | None,
+                            told: set[ServerConnection]) -> None:
+        with self._lock:
+            announcers = list(self._announcers)
+        for announcer in announcers:
+            try:
+                announcer(method, params, told)
+            except Exception:  # the change is made and told here all the same
+                log.exception("cannot announce %s to the other processes", method)

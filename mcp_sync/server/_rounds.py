@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import CapabilityError, InternalError, InvalidParams, MissingClientCapability
-from ..protocol._request_state import request_binding
+from ..protocol._request_state import RequestBinding, request_binding
 
 if TYPE_CHECKING:
     from .. import types
@@ -263,8 +263,10 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
     params = incoming.params
     responses = _input_responses(params)
     seal = connection.server._request_state
-    binding = request_binding(incoming.method, params, connection.server.name)
     token = params.get("requestState")
+    # Only a state read or written needs the binding: a call that asks nothing never
+    # pays for digesting its arguments (a megabyte of them, perhaps).
+    binding: RequestBinding | None = None
     answers: dict[str, dict[str, Any]] = {}
     state: dict[str, Any] = {}
     number = 1
@@ -272,6 +274,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
         # A first round, or a client answering without state: any key may answer.
         fresh = dict(responses)
     else:
+        binding = request_binding(incoming.method, params, connection.server.name)
         content = seal.open(token, binding, time.time())
         answers = dict(content.get("answers") or {})
         state = dict(content.get("state") or {})
@@ -296,6 +299,8 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
                              if token is not None or key in rounds.used}}
     content = {"round": number, "answers": carried, "state": rounds.state,
                "asked": {key: request["method"] for key, request in rounds.pending.items()}}
+    if binding is None:
+        binding = request_binding(incoming.method, params, connection.server.name)
     try:
         sealed = seal.seal(binding, content, time.time())
     except (TypeError, ValueError) as exc:

@@ -162,6 +162,7 @@ class Server(Announcing, Serving, ServerLogging):
         self._lock = threading.Lock()
         self._connections: set[ServerConnection] = set()
         self._listens = Announcing._make_listen_streams(max_listen_streams)
+        self._announcers = []
 
     # --- tools -----------------------------------------------------------------------------
 

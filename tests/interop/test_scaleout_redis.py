@@ -148,3 +148,28 @@ def test_modern_requests_are_answered_by_any_host_with_nothing_shared(hosts: Hos
     after = [_modern_add(base, a, 10 + a) for a in range(3)]
     assert [r.json()["result"]["structuredContent"] for r in after] == [
         {"result": a + 1} for a in range(3)]
+
+
+# --- an application loaded before gunicorn forks (--preload) -----------------------------------
+
+
+def test_workers_forked_from_one_application_answer_each_other_preload(
+        redis_server: RedisServer) -> None:
+    """gunicorn --preload makes the application (and its session store) once, then
+    forks the workers: each must still be a process of its own in the store, so that
+    an elicitation's answer POSTed to the other worker reaches the one whose tool waits
+    for it, as between hosts."""
+
+    def answer(request: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    with ExitStack() as stack:
+        instance = Gunicorn(redis_server.url, preload=True)
+        stack.callback(instance.stop)
+        proxy = RoundRobinProxy([instance.url])
+        url = stack.enter_context(serve_proxy(proxy)).url
+        stack.callback(instance.stop)
+        # gunicorn hands each connection to either worker; the client opens several.
+        with Client.http(url, elicitation_handler=answer, read_timeout=20) as client:
+            for _ in range(6):
+                assert _text(client.call_tool("ask")) == "Hello, Ada!"

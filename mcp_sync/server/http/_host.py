@@ -1,16 +1,18 @@
 """What the HTTP application needs of the server it serves.
 
 The application, the legacy HTTP+SSE endpoints and the session bookkeeping only connect
-clients and ask which methods are served; :class:`ConnectionHost` says so, so that they
+clients, ask which methods are served and, with a session store, exchange the server's
+announcements with the other processes; :class:`ConnectionHost` says so, so that they
 depend on that and not on :class:`~mcp_sync.server.Server` with all it registers.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ...transports.base import Transport
+    from .._announcing import Announcer
     from .._connection import ServerConnection
 
 __all__ = ["ConnectionHost"]
@@ -37,4 +39,16 @@ class ConnectionHost(Protocol):
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now."""
+        ...
+
+    def _add_announcer(self, announcer: Announcer) -> None:
+        """Be told of every change the server announces, after its own clients."""
+        ...
+
+    def _remove_announcer(self, announcer: Announcer) -> None:
+        """Be told no more."""
+        ...
+
+    def _tell_listen_streams(self, method: str, params: dict[str, Any] | None) -> int:
+        """Send a change announced elsewhere to the listen streams that opted in to it."""
         ...

@@ -45,6 +45,7 @@ from ...protocol._modern import (
 from ._answer import PostAnswer
 from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
+from ._stateless import close_request_connection, open_request_connection
 
 if TYPE_CHECKING:
     from ._app import StreamableHttpApp
@@ -189,6 +190,8 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
                                   "stream; the client must accept text/event-stream",
                                   request_id=incoming.id)
         use_sse = True
+        if app._shared is not None:
+            app._shared.serving_listen_streams()
     if incoming.method == "initialize":
         # Without a protocolVersion to negotiate it is no legacy handshake, and the
         # modern era has none.
@@ -198,20 +201,13 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     if refused is not None:
         return _refuse(incoming.id, refused)
     transport = RequestTransport(incoming, keep_events=use_sse)
-    connection = app.server.connect(transport)
-    with app._lock:
-        closing = app._closed
-        if not closing:
-            app._stateless_connections.add(connection)
-    if closing:
-        connection.close()
+    connection = open_request_connection(app, transport)
+    if connection is None:
         return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down",
                               request_id=incoming.id)
 
     def finish() -> None:
-        connection.close()
-        with app._lock:
-            app._stateless_connections.discard(connection)
+        close_request_connection(app, connection)
 
     try:
         if incoming.method == "tools/call":
@@ -223,7 +219,9 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
             if problem is not None:
                 finish()
                 return _refuse(incoming.id, _mismatch(problem))
-        transport.feed(incoming)
+        # A client that takes no stream gets one JSON body whatever happens: the thread
+        # that would only wait for it serves the request, two hand-offs and a worker fewer.
+        transport.feed(incoming, serve_here=not use_sse)
         # A client that reads events gets JSON only if the answer comes first and soon;
         # one silent for longer gets a stream, whose keep-alives notice a client leaving.
         transport.wait_first(app.keepalive_interval if use_sse else None)

@@ -120,11 +120,12 @@ class RequestTransport(Transport):
         with self._cond:
             return self._finished
 
-    def feed(self, incoming: Incoming) -> None:
-        """Hand a message to the connection's engine, to be served by its workers."""
+    def feed(self, incoming: Incoming, *, serve_here: bool = False) -> None:
+        """Hand a message to the connection's engine, to be served by its workers, or
+        with ``serve_here`` by the calling thread (one that would only wait for it)."""
         if not self._pusher.attached:
             raise ConnectionClosed("the connection is not running")
-        for serve in self._pusher.push(incoming, False):
+        for serve in self._pusher.push(incoming, serve_here):
             serve()
 
     def cancel(self, reason: str) -> None:

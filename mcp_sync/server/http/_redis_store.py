@@ -9,7 +9,8 @@ Keys, all under one prefix (``mcp_sync:`` by default):
   ``max_events_per_stream``, and ``es:<session>``: the set of its streams;
 * ``c:<key>``: a claim (the process holding a GET stream, awaiting an answer);
   ``n:<key>``: a counter; ``h:<session>``: messages held for the next GET stream;
-* channel ``to:<process>``: messages for one process, ``<session>\\n<payload>``.
+* channel ``to:<process>``: messages for one process, ``<session>\\n<payload>``;
+  channel ``all``: announcements to every process, ``\\n<payload>``.
 
 Every call has a socket timeout; a Redis that cannot be reached raises
 :class:`~mcp_sync.server.http._store.SessionStoreError` (the request gets 503) rather than
@@ -41,6 +42,9 @@ log = logging.getLogger("mcp_sync.http.server")
 
 #: How long a listener waits for a message before it checks whether to stop.
 _POLL = 0.5
+#: How long :meth:`RedisSessionStore.listen` waits for its subscriptions, at most, when
+#: the client has no socket timeout.
+_SUBSCRIBE_WAIT = 5.0
 #: How long a listener waits before it reconnects to a Redis that went away.
 _RECONNECT = 1.0
 #: Deletes a claim only if it is still the caller's.
@@ -251,14 +255,25 @@ class RedisSessionStore(SessionStore):
                                             session_id.encode() + b"\n" + payload)
         return bool(receivers)
 
+    def announce(self, payload: bytes) -> None:
+        with _translated("announce to the other processes"):
+            self.client.publish(f"{self.prefix}all", b"\n" + payload)
+
     def listen(self, process: str, deliver: Deliver) -> None:
+        """As :meth:`SessionStore.listen`; returns once Redis has confirmed the
+        subscriptions (or after the client's timeout, when it is unreachable: the
+        listener keeps trying), so that what is announced from then on arrives."""
         stop = threading.Event()
+        subscribed = threading.Event()
         threads = ThreadGroup("redis-store")
         with self._lock:
             if process in self._listeners:
                 return
             self._listeners[process] = (stop, threads)
-        threads.start("listener", self._listen, f"{self.prefix}to:{process}", deliver, stop)
+        threads.start("listener", self._listen, f"{self.prefix}to:{process}", deliver, stop,
+                      subscribed)
+        timeout = self.client.connection_pool.connection_kwargs.get("socket_timeout")
+        subscribed.wait(timeout if isinstance(timeout, (int, float)) else _SUBSCRIBE_WAIT)
 
     def stop_listening(self, process: str) -> None:
         with self._lock:
@@ -275,16 +290,25 @@ class RedisSessionStore(SessionStore):
             self.stop_listening(process)
         self.client.close()
 
-    def _listen(self, channel: str, deliver: Deliver, stop: threading.Event) -> None:
+    def _listen(self, channel: str, deliver: Deliver, stop: threading.Event,
+                subscribed: threading.Event) -> None:
         import redis
 
+        channels = (channel, f"{self.prefix}all")
         while not stop.is_set():
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.client.pubsub()
             try:
-                pubsub.subscribe(channel)
+                pubsub.subscribe(*channels)
                 while not stop.is_set():
                     message = pubsub.get_message(timeout=_POLL)
-                    if message is None or message.get("type") != "message":
+                    if message is None:
+                        continue
+                    if message.get("type") == "subscribe":
+                        # Counts this connection's channels: all of them are heard now.
+                        if message.get("data") == len(channels):
+                            subscribed.set()
+                        continue
+                    if message.get("type") != "message":
                         continue
                     session, _, payload = bytes(message["data"]).partition(b"\n")
                     try:

@@ -16,15 +16,24 @@ Each session's transport gets this object as its relay: a request it sends is cl
 this process before it leaves, and a message for the GET stream that no stream here can
 carry is sent to the process holding that stream. Messages between processes are a kind
 byte (``w``: write to the GET stream; ``a``: an answer from the client) and the JSON text.
+
+It is also the server's announcer: a change the server announces here (a list changed, a
+resource updated) is announced through the store to every other process (kind ``n``,
+with the sessions already told here), which tells its own ``subscriptions/listen``
+streams and the sessions whose GET streams it holds and that were not told.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
 import secrets
+import socket
+import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -42,6 +51,7 @@ from ...protocol._jsonrpc import (
     encode,
 )
 from ...protocol._session import State
+from ...protocol._subscriptions import RESOURCE_UPDATED, covers
 from ...transports._decode import decode_frame
 from ._session import MAX_QUEUED_EVENTS, SessionTransport
 from ._store import SessionRecord, SessionStore, SessionStoreError
@@ -81,9 +91,25 @@ class SharedSessions:
     def __init__(self, app: StreamableHttpApp, store: SessionStore) -> None:
         self.app = app
         self.store = store
-        #: This process's name in the store: claims and messages are addressed to it.
-        self.process = secrets.token_hex(8)
+        self._name_lock = threading.Lock()
+        self._pid = os.getpid()
+        self._process = secrets.token_hex(8)
         self._listening = False
+        app.server._add_announcer(self._announce)
+
+    @property
+    def process(self) -> str:
+        """This process's name in the store: claims and messages are addressed to it.
+
+        An application made before a fork (gunicorn ``--preload``) is copied into every
+        worker: each copy takes a name of its own at its first use, and listens afresh
+        (the listener thread was not copied)."""
+        with self._name_lock:
+            if os.getpid() != self._pid:
+                self._pid = os.getpid()
+                self._process = secrets.token_hex(8)
+                self._listening = False
+            return self._process
 
     # --- the relay of every transport ---------------------------------------------------
 
@@ -272,15 +298,75 @@ class SharedSessions:
 
     def close(self) -> None:
         """Stop receiving messages for this process."""
+        self.app.server._remove_announcer(self._announce)
+        process = self.process
         if self._listening:
-            self.store.stop_listening(self.process)
+            self.store.stop_listening(process)
+
+    def serving_listen_streams(self) -> None:
+        """A ``subscriptions/listen`` stream opens here: changes announced by the other
+        processes must reach it."""
+        self._listen()
 
     def _listen(self) -> None:
+        process = self.process  # after a fork, a new name, and nobody listening yet
         if not self._listening:
             self._listening = True
-            self.store.listen(self.process, self._deliver)
+            self.store.listen(process, self._deliver)
+
+    # --- changes announced by the server, here and elsewhere -------------------------------
+
+    def _announce(self, method: str, params: dict[str, Any] | None,
+                  told: set[ServerConnection]) -> None:
+        with self.app._lock:
+            told_here = [session.id for session in self.app._sessions.values()
+                         if session.connection in told]
+        self.store.announce(b"n" + json.dumps({
+            "origin": _origin(self.app.server), "method": method, "params": params,
+            "told": told_here}).encode())
+
+    def _announced(self, data: bytes) -> None:
+        """Tell this process's listen streams and the sessions whose GET stream is here
+        of a change another process announced."""
+        try:
+            announced = json.loads(data)
+            method, params = str(announced["method"]), announced.get("params")
+            told = set(announced.get("told") or ())
+            if announced.get("origin") == _origin(self.app.server):
+                return  # the server that made the change has told its own
+        except (ValueError, KeyError, TypeError):
+            log.warning("a malformed announcement from another process: %r", data[:200])
+            return
+        self.app.server._tell_listen_streams(method, params)
+        with self.app._lock:
+            sessions = [session for session in self.app._sessions.values()
+                        if session.id not in told
+                        and session.transport.standalone.consumer is not None]
+        for session in sessions:
+            if method == RESOURCE_UPDATED and not self._subscribed(session, params):
+                continue
+            with contextlib.suppress(ConnectionClosed):
+                session.connection.notify_if_ready(method, params)
+
+    def _subscribed(self, session: LocalSession, params: Any) -> bool:
+        # Subscriptions may have changed on another process since this one last read
+        # the record: read it again.
+        uri = params.get("uri") if isinstance(params, dict) else None
+        if not isinstance(uri, str):
+            return False
+        try:
+            record = self.store.load(session.id)
+        except SessionStoreError as exc:
+            log.warning("cannot read session %s: %s", session.id, str(exc))
+            return False
+        return record is not None and any(covers(subscribed, uri)
+                                          for subscribed in record.subscriptions)
 
     def _deliver(self, session_id: str, payload: bytes) -> None:
+        if not session_id:
+            if payload[:1] == b"n":
+                self._announced(payload[1:])
+            return
         with self.app._lock:
             session = self.app._sessions.get(session_id)
         if session is None:
@@ -298,3 +384,9 @@ class SharedSessions:
 
 def _request_key(session_id: str, request_id: RequestId) -> str:
     return f"req:{session_id}:{request_id!r}"
+
+
+def _origin(server: object) -> str:
+    """Names the server object within this host and process: its own announcements come
+    back to it through the store, and what it announced it has told already."""
+    return f"{socket.gethostname()}/{os.getpid()}/{id(server)}"

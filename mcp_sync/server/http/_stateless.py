@@ -4,7 +4,7 @@ connection, closed once its requests are answered."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request, Response
 
@@ -16,11 +16,34 @@ from ._checks import error_response, headerless_version
 from ._session import SessionTransport
 
 if TYPE_CHECKING:
+    from ...transports.base import Transport
+    from .._connection import ServerConnection
     from ._app import StreamableHttpApp
 
-__all__ = ["post_stateless"]
+__all__ = ["close_request_connection", "open_request_connection", "post_stateless"]
 
 log = logging.getLogger("mcp_sync.http.server")
+
+
+def open_request_connection(app: StreamableHttpApp, transport: Transport,
+                            **options: Any) -> ServerConnection | None:
+    """A connection serving one POST, known to the app so that closing the app ends it;
+    None (and nothing left open) when the app is closing."""
+    connection = app.server.connect(transport, **options)
+    with app._lock:
+        closing = app._closed
+        if not closing:
+            app._stateless_connections.add(connection)
+    if closing:
+        connection.close()
+        return None
+    return connection
+
+
+def close_request_connection(app: StreamableHttpApp, connection: ServerConnection) -> None:
+    connection.close()
+    with app._lock:
+        app._stateless_connections.discard(connection)
 
 
 def post_stateless(app: StreamableHttpApp, request: Request, incoming: Incoming,
@@ -33,20 +56,13 @@ def post_stateless(app: StreamableHttpApp, request: Request, incoming: Incoming,
         return Response(status=202)
     version = headerless_version(request, app.server.supported_versions)
     transport = SessionTransport(None, stateless=True, clock=app._clock)
-    connection = app.server.connect(transport,
-                                    assume_version=None if initialize else version)
-    with app._lock:
-        closing = app._closed
-        if not closing:
-            app._stateless_connections.add(connection)
-    if closing:
-        connection.close()
+    connection = open_request_connection(app, transport,
+                                         assume_version=None if initialize else version)
+    if connection is None:
         return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
 
     def finish() -> None:
-        connection.close()
-        with app._lock:
-            app._stateless_connections.discard(connection)
+        close_request_connection(app, connection)
 
     def close_later() -> None:
         app._closer.submit(finish)

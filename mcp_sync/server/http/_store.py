@@ -13,7 +13,11 @@ them can serve any request of it:
 * messages that a process has no stream of its own to carry (for the session's GET
   stream) and the client's answers to requests another process sent are handed to the
   process that needs them through :meth:`SessionStore.send`, addressed by the name of
-  that process, which the store learnt through :meth:`SessionStore.claim`.
+  that process, which the store learnt through :meth:`SessionStore.claim`;
+* a change announced by the server in one process (``notifications/tools/list_changed``,
+  ``notifications/resources/updated``...) reaches every other process through
+  :meth:`SessionStore.announce`, which tells its own listen streams and the sessions
+  whose GET streams it holds.
 
 :class:`MemorySessionStore` shares sessions between applications of one process;
 :class:`~mcp_sync.server.http._redis_store.RedisSessionStore` between processes and hosts.
@@ -35,7 +39,8 @@ from ._event_store import EventStore, MemoryEventStore
 __all__ = ["MemorySessionStore", "Relay", "SessionRecord", "SessionStore",
            "SessionStoreError"]
 
-#: Called with the session id and payload of each message sent to this process.
+#: Called with the session id and payload of each message sent to this process; an
+#: announcement to every process (:meth:`SessionStore.announce`) comes with the id "".
 Deliver = Callable[[str, bytes], None]
 
 
@@ -175,8 +180,9 @@ class SessionStore(abc.ABC):
 
     @abc.abstractmethod
     def listen(self, process: str, deliver: Deliver) -> None:
-        """Call ``deliver(session_id, payload)`` for every message sent to ``process``
-        until :meth:`stop_listening`; the calls come from a thread of the store's."""
+        """Call ``deliver(session_id, payload)`` for every message sent to ``process``,
+        and ``deliver("", payload)`` for every :meth:`announce`, until
+        :meth:`stop_listening`; the calls come from a thread of the store's."""
 
     @abc.abstractmethod
     def stop_listening(self, process: str) -> None:
@@ -185,6 +191,10 @@ class SessionStore(abc.ABC):
     @abc.abstractmethod
     def send(self, process: str, session_id: str, payload: bytes) -> bool:
         """Hand ``payload`` to ``process``; False if nobody listens for it."""
+
+    @abc.abstractmethod
+    def announce(self, payload: bytes) -> None:
+        """Hand ``payload`` to every process listening, the caller's included."""
 
     def close(self) -> None:  # noqa: B027 - nothing to release in the simplest store
         """Release what the store holds (connections, threads)."""
@@ -296,4 +306,10 @@ class MemorySessionStore(SessionStore):
             return False
         deliver(session_id, payload)
         return True
+
+    def announce(self, payload: bytes) -> None:
+        with self._lock:
+            listeners = list(self._listeners.values())
+        for deliver in listeners:
+            deliver("", payload)
 
