@@ -87,6 +87,98 @@ def json_schema_preservation(url: str) -> None:
         print(text_of(client.call_tool(ECHO_TOOL, {"schema": schema})))
 
 
+# --- 2026-07-28 (the modern era) ------------------------------------------------------------
+
+
+def confirm(request: ElicitationRequest) -> ElicitationResult[Any]:
+    """Accept a form by ticking every boolean field, keeping the other defaults."""
+    values = dict(request.defaults)
+    for name, field in (request.requested_schema or {}).get("properties", {}).items():
+        if isinstance(field, dict) and field.get("type") == "boolean":
+            values.setdefault(name, True)
+    return request.accept(values)
+
+
+def modern_client(url: str, **options: Any) -> Client:
+    """A client that declares roots, sampling and elicitation (request-metadata checks
+    them in every request's ``_meta``)."""
+    return connect(url, roots=[], elicitation_handler=confirm,
+                   sampling_handler=lambda params: {
+                       "role": "assistant", "model": "none",
+                       "content": {"type": "text", "text": "no model here"}}, **options)
+
+
+def request_metadata(url: str) -> None:
+    """Discover (retrying with a version the server names after -32022), then ping (a
+    discover again in this era): every request carries its ``_meta`` and
+    MCP-Protocol-Version. The server declares no features, so nothing else is asked."""
+    with modern_client(url) as client:
+        client.ping()
+        print(f"speaking {client.protocol_version} with {client.server_info.name}")
+
+
+def request_state(url: str) -> None:
+    """Tools whose first answer asks for input (with and without requestState), one
+    called in between, and one whose result has no resultType."""
+    with modern_client(url) as client:
+        for name in ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state",
+                     "test_mrtr_no_result_type"):
+            print(name, text_of(client.call_tool(name, {})))
+
+
+def standard_headers(url: str) -> None:
+    """Every kind of request, each POST naming its method (and tool, prompt or URI)."""
+    with modern_client(url) as client:
+        tools = client.list_tools()
+        for tool in tools:
+            client.call_tool(tool.name, _sample_arguments(tool.input_schema))
+        resources = client.list_resources()
+        for resource in resources[:1]:
+            client.read_resource(resource.uri)
+        prompts = client.list_prompts()
+        for prompt in prompts[:1]:
+            client.get_prompt(prompt.name, {a.name: "x" for a in prompt.arguments or []
+                                            if a.required})
+
+
+def custom_headers(url: str) -> None:
+    """Call the tools whose arguments are mirrored in Mcp-Param-* headers."""
+    with modern_client(url) as client:
+        for tool in client.list_tools():
+            client.call_tool(tool.name, _header_arguments(tool.name))
+
+
+def invalid_tool_headers(url: str) -> None:
+    """List tools (those with invalid x-mcp-header are left out) and call each kept one."""
+    with modern_client(url) as client:
+        for tool in client.list_tools():
+            client.call_tool(tool.name, _sample_arguments(tool.input_schema))
+
+
+def schema_ref_no_deref(url: str) -> None:
+    """List tools whose schema has a network $ref; the client never fetches it."""
+    with modern_client(url) as client:
+        print([tool.name for tool in client.list_tools()])
+
+
+def _sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    samples = {"string": "us-west", "integer": 1, "number": 1.5, "boolean": True}
+    return {name: samples.get(field.get("type"), "x")
+            for name, field in schema.get("properties", {}).items()
+            if name in schema.get("required", ()) and isinstance(field, dict)}
+
+
+def _header_arguments(tool: str) -> dict[str, Any]:
+    if tool == "test_custom_headers_null":
+        return {"region": "us-west1", "priority": 2, "verbose": None, "query": "q"}
+    return {"region": "us-west1", "priority": 5, "verbose": True, "debug": False,
+            "empty_val": "", "method_val": "GET", "float_val": 1.5,
+            "non_ascii_val": "Zürich", "whitespace_val": "  padded  ",
+            "leading_space_val": " lead", "trailing_space_val": "trail ",
+            "internal_space_val": "a b c", "control_char_val": "a\x01b",
+            "crlf_val": "line1\r\nline2", "tab_val": "\tindented", "query": "search"}
+
+
 #: The client scenarios of the suite that this program runs, by name.
 SCENARIOS: dict[str, Callable[[str], None]] = {
     "initialize": initialize,
@@ -94,6 +186,13 @@ SCENARIOS: dict[str, Callable[[str], None]] = {
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
     "json-schema-2020-12-preservation": json_schema_preservation,
+    # 2026-07-28
+    "request-metadata": request_metadata,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+    "json-schema-ref-no-deref": schema_ref_no_deref,
 }
 
 

@@ -25,10 +25,12 @@ __all__ = [
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "LegacyOnlyServer",
     "LocalProtocolError",
     "McpError",
     "MethodNotFound",
     "MissingClientCapability",
+    "ModernOnlyServer",
     "ParseError",
     "ProtocolVersionError",
     "RequestCancelled",
@@ -307,6 +309,24 @@ class ProtocolVersionError(McpError):
         super().__init__(message)
         self.offered = offered
         self.supported = supported
+
+
+class ModernOnlyServer(ProtocolVersionError):
+    """The server speaks only the modern era (2026-07-28 and later), and the client was
+    configured for none of its versions (COEX-10); the connection was closed.
+
+    ``server_versions`` holds the versions the server named, when it named them.
+    """
+
+    def __init__(self, message: str, *, server_versions: tuple[str, ...] = (),
+                 supported: tuple[str, ...] = ()) -> None:
+        super().__init__(message, supported=supported)
+        self.server_versions = server_versions
+
+
+class LegacyOnlyServer(ProtocolVersionError):
+    """The server speaks only the legacy era (``initialize``, 2025-11-25 and older), and
+    the client was configured for modern versions only; the connection was closed."""
 
 
 class CapabilityError(McpError):

@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypedDict, TypeVar
 
 from mcp_sync.errors import RpcError
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
 
 if TYPE_CHECKING:
@@ -28,11 +29,24 @@ INITIALIZE = {
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
+#: Client options for tests of the legacy era's session features (server-to-client
+#: requests from tools, logging/setLevel, resources/subscribe, list changes sent on the
+#: session, the initialize result): the client speaks only the legacy versions, as a
+#: 2025-11-25 client does, so a dual-era server serves it a legacy session.
+LEGACY_ERA: dict[str, Any] = {"supported_versions": KNOWN_VERSIONS}
+
+
 class RawPeer:
-    """Writes frames verbatim to the other end and reads back what it answers."""
+    """Writes frames verbatim to the other end and reads back what it answers.
+
+    Playing a legacy server to a client, it answers the client's ``server/discover``
+    probe itself with -32601, as a legacy server does (COEX-1), so that scripts see
+    ``initialize`` first; set ``legacy_discover`` False to see the probe.
+    """
 
     def __init__(self) -> None:
         self.end, self.other = memory_pair()
+        self.legacy_discover = True
 
     def send(self, message: Any) -> None:
         """Send a JSON value, or bytes/str exactly as given."""
@@ -44,10 +58,16 @@ class RawPeer:
 
     def receive(self, timeout: float = 5.0) -> Any:
         """The next frame the other end wrote, parsed; raises queue.Empty on timeout."""
-        frame = self.end._inbox.get(timeout=timeout)
-        if frame == b"":
-            raise EOFError("the other end closed")
-        return json.loads(frame)
+        while True:
+            frame = self.end._inbox.get(timeout=timeout)
+            if frame == b"":
+                raise EOFError("the other end closed")
+            message = json.loads(frame)
+            if not (self.legacy_discover and isinstance(message, dict) and "id" in message
+                    and message.get("method") == "server/discover"):
+                return message
+            self.send({"jsonrpc": "2.0", "id": message["id"],
+                       "error": {"code": -32601, "message": "Method not found"}})
 
     def nothing_more(self, timeout: float = 0.2) -> bool:
         """True if no frame arrives within ``timeout`` (for messages that get no answer)."""
@@ -462,3 +482,32 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# -- a fake server run by a script on a thread -------------------------------------------
+
+Script = Callable[[RawPeer], None]
+
+
+class FakeServer:
+    """Runs ``script`` against the client's frames on a thread joined at exit."""
+
+    def __init__(self, script: Script) -> None:
+        self.peer = RawPeer()
+        self.received: list[Any] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(script,), name="fake-server")
+        self.thread.start()
+
+    def _run(self, script: Script) -> None:
+        try:
+            script(self.peer)
+        except BaseException as exc:  # reported by the test through .error
+            self.error = exc
+
+    def finish(self) -> None:
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        self.peer.close()
+        if self.error is not None:
+            raise self.error

@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response as WsgiResponse
 
 from mcp_sync import Client
 from mcp_sync.protocol._sse import format_event
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.conftest import schema_errors
 
@@ -225,6 +226,9 @@ class Play:
 
 
 def open_client(url: str, **options: Any) -> Client:
+    """A client of a fake server here; those play legacy servers, so unless the test says
+    otherwise the client speaks only the legacy era and its first POST is initialize."""
+    options.setdefault("supported_versions", KNOWN_VERSIONS)
     transport_options = {key: options.pop(key) for key in list(options)
                          if key in {"headers", "max_message_size", "reconnect_delay",
                                     "legacy_fallback", "listen", "max_senders",

@@ -16,7 +16,7 @@ from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
 from tests.conftest import validator
-from tests.helpers import INITIALIZED, RawPeer
+from tests.helpers import INITIALIZED, LEGACY_ERA, RawPeer
 
 _ids = itertools.count(1)
 
@@ -129,7 +129,9 @@ class RecordingTransport(Transport):
 @contextmanager
 def recorded_client(server: Server, **options: Any,
                     ) -> Iterator[tuple[Client, RecordingTransport, ServerConnection]]:
-    """A Client whose server-side transport records ``related_to``."""
+    """A Client whose server-side transport records ``related_to``; a legacy session
+    unless ``options`` say otherwise (requests a tool makes to the client exist there)."""
+    options = {**LEGACY_ERA, **options}
     client_end, server_end = memory_pair()
     recording = RecordingTransport(server_end)
     connection = server.connect(recording)

@@ -29,7 +29,7 @@ from mcp_sync.errors import ConnectionClosed
 from mcp_sync.testing import open_client
 from mcp_sync.transports.http_server import serve_http
 from tests.conftest import EXAMPLES
-from tests.helpers import load_module
+from tests.helpers import LEGACY_ERA, load_module
 from tests.http_client_helpers import open_client as open_http_client
 from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, parse_sse
 
@@ -49,9 +49,15 @@ def connected(kind: str, **options: Any) -> Iterator[Client]:
     elif kind == "stdio":
         with Client.stdio([sys.executable, str(CANCEL_SERVER)], **options) as client:
             yield client
-    else:
+    elif kind == "http":  # a legacy session, where notifications/cancelled is posted
         with serve_http(cancel_server.make_server()) as handle, \
+                Client.http(handle.url, **{**LEGACY_ERA, **options}) as client:
+            yield client
+    else:  # the modern era: the client closes the request's stream; the server notices
+        # when it next writes to it, so it writes keep-alives often.
+        with serve_http(cancel_server.make_server(), keepalive_interval=0.1) as handle, \
                 Client.http(handle.url, **options) as client:
+            assert client.era == "modern"
             yield client
 
 
@@ -70,7 +76,7 @@ def text(result: Any) -> str:
 # --- cancellation you can call ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["memory", "stdio", "http"])
+@pytest.mark.parametrize("kind", ["memory", "stdio", "http", "http-modern"])
 def test_cancel_from_another_thread_stops_the_tool_cancel_1_cancel_4(kind: str) -> None:
     """A "Cancel" button: another thread cancels the Future a caller waits on. The caller
     gets RequestCancelled within a second, the tool sees ``ctx.cancelled``, and the
@@ -251,7 +257,7 @@ def test_a_cancel_never_overtakes_its_request_lifecycle_9(door: Door, give_up: s
     told it timed out has its request cancelled at the server)."""
     door.hold.add("block")
     with serve_http(cancel_server.make_server(), wrap=door.wrap) as handle, \
-            Client.http(handle.url, timeout=10, roots=[]) as client:
+            Client.http(handle.url, timeout=10, roots=[], **LEGACY_ERA) as client:
         if give_up == "timeout":
             outcome = Callers(lambda: client.call_tool("block", timeout=0.3))
             assert door.reached.wait(10)
@@ -369,7 +375,7 @@ def test_a_timeout_storm_leaves_the_next_call_served_promptly_lifecycle_9(
     with a server that answers calls as JSON rather than event streams."""
     server, counts, ended = storm_server()
     with serve_http(server, json_response=json_response) as handle, \
-            Client.http(handle.url, timeout=10) as client:
+            Client.http(handle.url, timeout=10, **LEGACY_ERA) as client:
         outcomes: list[Any] = []
         lock = threading.Lock()
 

@@ -20,7 +20,7 @@ def test_quickstart_prints_the_result() -> None:
         [sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True,
         timeout=25)
     assert completed.returncode == 0, completed.stderr
-    assert "connected to demo 1.0.0 (protocol 2025-11-25)" in completed.stdout
+    assert "connected to demo 1.0.0 (protocol 2026-07-28)" in completed.stdout
     assert "add(2, 40) = 42" in completed.stdout
     assert "countdown: liftoff" in completed.stdout
 

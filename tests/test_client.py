@@ -15,33 +15,7 @@ from mcp_sync.errors import ConnectionClosed, InternalError, MethodNotFound, Rpc
 from mcp_sync.testing import open_client
 from mcp_sync.transports.base import Transport
 from tests.conftest import validator
-from tests.helpers import RawPeer, answer_initialize, initialize_result
-
-Script = Callable[[RawPeer], None]
-
-
-class FakeServer:
-    """Runs ``script`` against the client's frames on a thread joined at exit."""
-
-    def __init__(self, script: Script) -> None:
-        self.peer = RawPeer()
-        self.received: list[Any] = []
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(script,), name="fake-server")
-        self.thread.start()
-
-    def _run(self, script: Script) -> None:
-        try:
-            script(self.peer)
-        except BaseException as exc:  # reported by the test through .error
-            self.error = exc
-
-    def finish(self) -> None:
-        self.thread.join(10)
-        assert not self.thread.is_alive()
-        self.peer.close()
-        if self.error is not None:
-            raise self.error
+from tests.helpers import FakeServer, RawPeer, Script, answer_initialize, initialize_result
 
 
 @pytest.fixture

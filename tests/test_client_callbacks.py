@@ -16,6 +16,7 @@ import pytest
 
 from mcp_sync import Context, RequestTimeout, Server, types
 from mcp_sync.testing import open_client
+from tests.helpers import LEGACY_ERA
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -76,7 +77,7 @@ def test_progress_logs_notifications_and_results_run_on_the_executor(
     with open_client(server, callback_executor=ui,
                      on_log=lambda params: seen.add("log", params.data),
                      on_notification=lambda method, params: seen.add("notification", method),
-                     ) as client:
+                     **LEGACY_ERA) as client:
         client.set_logging_level("info")
         future = client.call_tool_async(
             "work", {"steps": 3},
@@ -113,7 +114,8 @@ def test_the_sampling_handler_runs_on_the_executor(ui: ThreadPoolExecutor) -> No
         seen.add("sample", params.max_tokens)
         return ANSWER
 
-    with open_client(make_server(), callback_executor=ui, sampling_handler=sample) as client:
+    with open_client(make_server(), callback_executor=ui, sampling_handler=sample,
+                     **LEGACY_ERA) as client:
         assert client.call_tool("ask").content[0].text == "hi"
     assert seen.events == [("sample", 10, seen.events[0][2])]
     assert seen.threads() == {"app-ui"}
@@ -134,7 +136,8 @@ def test_a_busy_executor_never_holds_a_sampling_request_forever(
         return ANSWER
 
     try:
-        with open_client(make_server(), callback_executor=ui, sampling_handler=sample) as client:
+        with open_client(make_server(), callback_executor=ui, sampling_handler=sample,
+                         **LEGACY_ERA) as client:
             assert client.call_tool("ask", {"timeout": 0.3}).content[0].text == "no answer"
             assert client.ping() is None  # the client still serves
     finally:

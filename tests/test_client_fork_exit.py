@@ -232,7 +232,7 @@ def test_an_http_session_is_deleted_when_the_program_exits_without_close_http_32
             import sys
             from mcp_sync import Client
 
-            client = Client.http(sys.argv[1])
+            client = Client.http(sys.argv[1], supported_versions=["2025-11-25"])  # a session
             print(client.call_tool("echo", {"message": "hi"}).content[0].text)
         """
         finished = run_script(script, handle.url)

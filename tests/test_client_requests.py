@@ -40,7 +40,9 @@ TOOL = {"name": "add", "inputSchema": {"type": "object"}}
 
 
 def sent_methods(wire: WireLog) -> list[str]:
-    return [m["method"] for m in wire.sent if isinstance(m, dict) and "method" in m]
+    """What the client sent, but its era probe (the legacy fakes here answer -32601)."""
+    return [m["method"] for m in wire.sent if isinstance(m, dict) and "method" in m
+            and m["method"] != "server/discover"]
 
 
 # --- wire shapes and typed results ------------------------------------------------------

@@ -17,6 +17,7 @@ from mcp_sync import Client, Context, RpcError, Server, types
 from mcp_sync.client import SamplingRejected
 from mcp_sync.errors import ResourceNotFound
 from mcp_sync.testing import open_client
+from tests.helpers import LEGACY_ERA
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -65,7 +66,7 @@ def demo_server() -> Server:
 
 def test_resources_and_templates_end_to_end_resources_2_3_5() -> None:
     """RESOURCES-2/3/5, PAGINATION-1: listing crosses pages; reads are typed."""
-    with open_client(demo_server()) as client:
+    with open_client(demo_server(), **LEGACY_ERA) as client:
         uris = [resource.uri for resource in client.list_resources()]
         templates = client.list_resource_templates()
         read = client.read_resource("users://alice/profile")
@@ -102,7 +103,7 @@ def test_sampling_from_a_tool_reaches_the_handler_sampling_2_8() -> None:
             raise answer
         return answer
 
-    with open_client(demo_server(), sampling_handler=sample) as client:
+    with open_client(demo_server(), sampling_handler=sample, **LEGACY_ERA) as client:
         answers.put({"role": "assistant", "content": {"type": "text", "text": "42"},
                      "model": "m"})
         ok = client.call_tool("ask_model", {"question": "meaning of life?"})
@@ -118,7 +119,7 @@ def test_roots_end_to_end_roots_2_4() -> None:
     server = demo_server()
     changed = threading.Event()
     server.on_roots_changed(lambda connection: changed.set())
-    with open_client(server, roots=["file:///work"]) as client:
+    with open_client(server, roots=["file:///work"], **LEGACY_ERA) as client:
         first = client.call_tool("where")
         client.set_roots(["file:///work", "file:///data"])
         assert changed.wait(5)
@@ -145,7 +146,8 @@ def test_subscription_and_list_changed_end_to_end_resources_8_tools_8() -> None:
     server = demo_server()
     events: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
     with open_client(server, on_resource_updated=lambda uri: events.put(("updated", uri)),
-                     on_list_changed=lambda kind: events.put(("list", kind))) as client:
+                     on_list_changed=lambda kind: events.put(("list", kind)),
+                                      **LEGACY_ERA) as client:
         client.subscribe_resource("config://app")
         server.notify_resource_updated("config://app")
         assert events.get(timeout=5) == ("updated", "config://app")
@@ -161,8 +163,9 @@ def test_subscription_and_list_changed_end_to_end_resources_8_tools_8() -> None:
 
 def test_a_client_without_sampling_makes_ctx_sample_fail_caps_5() -> None:
     """CAPS-4/5: no handler, no ``sampling`` capability: the tool's request is refused
-    at the server before it is sent, and the tool reports the error."""
-    with open_client(demo_server()) as client:
+    at the server before it is sent, and the tool reports the error (a legacy session;
+    the modern era answers -32021, see test_input_required.py)."""
+    with open_client(demo_server(), **LEGACY_ERA) as client:
         result = client.call_tool("ask_model", {"question": "?"})
     assert result.is_error
     assert "sampling" in result.content[0].text  # type: ignore[union-attr]

@@ -146,6 +146,8 @@ class SuiteRun:
     def __init__(self, outcomes: dict[str, Outcome], output: str) -> None:
         self.outcomes = outcomes
         self.output = output
+        #: The 2026-07-28 client scenarios, by name.
+        self.modern_client: dict[str, Outcome] = {}
 
     def outcome(self, name: str) -> Outcome:
         assert name in self.outcomes, f"scenario {name} did not run:\n{self.output[-4000:]}"
@@ -174,7 +176,13 @@ def _read_results(results: Path) -> dict[str, Outcome]:
         if found:
             name = f"{MODERN}/{found.group(1)}"
             outcomes[name] = Outcome(name, _failed_checks(folder / "checks.json"))
-    client = results / "client"
+    outcomes.update(_read_client(results / "client"))
+    return outcomes
+
+
+def _read_client(client: Path) -> dict[str, Outcome]:
+    stamp = r"-\d{4}-\d\d-\d\dT[\d-]+Z$"
+    outcomes: dict[str, Outcome] = {}
     for status_file in sorted(client.glob("*.status")):
         name = status_file.stem
         problems: list[str] = []
@@ -220,6 +228,7 @@ def suite_run() -> Iterator[SuiteRun]:
             pytest.fail(f".ci/conformance could not run the suite (status "
                         f"{process.returncode}):\n{output[-4000:]}")
         run = SuiteRun(_read_results(results), output)
+        run.modern_client = _read_client(results / "client-2026-07-28")
     yield run
 
 
@@ -316,3 +325,30 @@ def test_server_app_answers_only_loopback_hosts() -> None:
         assert "mcp-sync-conformance" in accepted.get_data(as_text=True)
     finally:
         app.close()
+
+
+# --- the 2026-07-28 client scenarios (the modern era) ----------------------------------------
+
+#: Scored for 2026-07-28 (``requirements/2026-07-28.yaml``), auth/* aside.
+MODERN_CLIENT_SCENARIOS = (
+    "tools_call", "request-metadata", "sep-2322-client-request-state",
+    "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+)
+
+
+def test_every_modern_client_scenario_ran(suite_run: SuiteRun) -> None:
+    """The 2026-07-28 client scenarios the suite ran are exactly the ones listed here."""
+    assert set(suite_run.modern_client) == set(MODERN_CLIENT_SCENARIOS), \
+        suite_run.output[-4000:]
+
+
+@pytest.mark.parametrize("name", MODERN_CLIENT_SCENARIOS)
+def test_modern_client_scenario(suite_run: SuiteRun, name: str) -> None:
+    """SEP-2575 (per-request _meta, MCP-Protocol-Version, retry after -32022), SEP-2322
+    (input-required rounds, requestState echoed), SEP-2243 (Mcp-Method, Mcp-Name,
+    Mcp-Param-*, invalid x-mcp-header tools left out), SEP-2106 (no network $ref):
+    examples/conformance_client.py passes the 2026-07-28 client scenario ``name``."""
+    assert name in suite_run.modern_client, suite_run.output[-4000:]
+    outcome = suite_run.modern_client[name]
+    assert outcome.passed, outcome.problems

@@ -37,7 +37,7 @@ from mcp_sync.protocol._session import Role, Session
 from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import MemoryTransport, memory_pair
-from tests.helpers import Callers, Gates, RawPeer
+from tests.helpers import LEGACY_ERA, Callers, Gates, RawPeer
 
 # --- helpers ------------------------------------------------------------------------------
 
@@ -94,7 +94,10 @@ def connected(server: Server, *, client_end: Transport | None = None,
               server_end: Transport | None = None, gates: Gates | None = None,
               **options: Any) -> Iterator[tuple[Client, ServerConnection]]:
     """A Client and the server's side of its connection, both closed at the end
-    (after every gate is opened, so that no tool is left holding a worker)."""
+    (after every gate is opened, so that no tool is left holding a worker). A legacy
+    session unless ``options`` say otherwise: these tests drive server-to-client requests
+    and ping both ways, which exist there."""
+    options = {**LEGACY_ERA, **options}
     a, b = memory_pair()
     connection = server.connect(server_end if server_end is not None else b)
     try:

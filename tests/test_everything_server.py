@@ -17,7 +17,7 @@ from mcp_sync import Context, Server, types
 from mcp_sync.errors import InvalidParams, RequestTimeout, ResourceNotFound
 from mcp_sync.testing import open_client
 from tests.conftest import EXAMPLES
-from tests.helpers import load_module
+from tests.helpers import LEGACY_ERA, load_module
 from tests.server_support import raw_session, request
 from tests.wire_schema import validator
 
@@ -85,7 +85,7 @@ def test_everything_is_declared_listed_and_described() -> None:
     CAPS-3, TOOLS-1, TOOLS-2, TOOLS-3, RESOURCES-1, RESOURCES-2, RESOURCES-5,
     PROMPTS-1, PROMPTS-2, COMPLETION-1, LOGGING-1.
     """
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         caps = client.server_capabilities
         assert caps.tools is not None and caps.tools.list_changed is True
         assert caps.resources is not None
@@ -185,13 +185,13 @@ def test_sample_returns_what_the_model_said() -> None:
         asked.append(params)
         return _model(params)
 
-    with open_client(server, sampling_handler=model) as client:
+    with open_client(server, sampling_handler=model, **LEGACY_ERA) as client:
         result = client.call_tool("sample", {"prompt": "What is MCP?"})
         assert _text(result) == "You said: What is MCP?"
     assert len(asked) == 1 and asked[0].max_tokens == 100
     assert [message.role for message in asked[0].messages] == ["user"]
 
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         refused = client.call_tool("sample", {"prompt": "What is MCP?"})
         assert refused.is_error is True
 
@@ -212,12 +212,12 @@ def test_ask_elicits_a_name_v0618_29(reply: dict[str, Any], expected: str) -> No
         asked.append(request)
         return reply
 
-    with open_client(server, elicitation_handler=handler) as client:
+    with open_client(server, elicitation_handler=handler, **LEGACY_ERA) as client:
         assert _text(client.call_tool("ask")) == expected
     assert asked[0].message == "What is your name?"
     assert asked[0].requested_schema == {"type": "object", "required": ["name"],
                                          "properties": {"name": {"type": "string"}}}
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         assert client.call_tool("ask").is_error is True
 
 
@@ -228,7 +228,7 @@ def test_roots_come_back_as_json() -> None:
     ROOTS-1, ROOTS-2, ROOTS-3, ROOTS-7.
     """
     offered = ["file:///home/me/project", {"uri": "file:///data", "name": "data"}]
-    with open_client(server, roots=offered) as client:
+    with open_client(server, roots=offered, **LEGACY_ERA) as client:
         listed = json.loads(_text(client.call_tool("roots")))
     assert listed == [{"uri": "file:///home/me/project"},
                       {"uri": "file:///data", "name": "data"}]
@@ -254,7 +254,7 @@ def test_log_respects_the_clients_level() -> None:
     LOGGING-2, LOGGING-3, LOGGING-4, LOGGING-5.
     """
     received: queue.Queue[types.LoggingMessageNotificationParams] = queue.Queue()
-    with open_client(server, on_log=received.put) as client:
+    with open_client(server, on_log=received.put, **LEGACY_ERA) as client:
         answers = [_text(client.call_tool("log", {"level": level, "message": level}))
                    for level in ("debug", "info", "error")]
         client.set_logging_level("error")
@@ -282,7 +282,7 @@ def test_stateless_server_logs_warning_and_above() -> None:
     """
     stateless = example.make_server(stateless=True)
     received: queue.Queue[types.LoggingMessageNotificationParams] = queue.Queue()
-    with open_client(stateless, on_log=received.put) as client:
+    with open_client(stateless, on_log=received.put, **LEGACY_ERA) as client:
         answers = [_text(client.call_tool("log", {"level": level, "message": level}))
                    for level in ("debug", "info", "notice", "warning", "critical")]
         arrived = [received.get(timeout=WAIT) for _ in range(2)]
@@ -312,7 +312,7 @@ def test_resources_and_the_template() -> None:
 
     RESOURCES-3, RESOURCES-4, RESOURCES-9, CONTENT-4.
     """
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         (hello,) = client.read_resource("static://hello").contents
         assert isinstance(hello, types.TextResourceContents)
         assert (hello.uri, hello.mime_type, hello.text) == (
@@ -336,7 +336,7 @@ def test_subscriptions_deliver_updates_until_unsubscribed() -> None:
     RESOURCES-7, RESOURCES-8.
     """
     updated: queue.Queue[str] = queue.Queue()
-    with open_client(server, on_resource_updated=updated.put) as client:
+    with open_client(server, on_resource_updated=updated.put, **LEGACY_ERA) as client:
         client.subscribe_resource("static://hello")
         assert server.notify_resource_updated("static://hello") == 1
         assert updated.get(timeout=WAIT) == "static://hello"

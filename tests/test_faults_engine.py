@@ -31,7 +31,7 @@ from mcp_sync.server import ServerConnection
 from mcp_sync.transports.base import Transport
 from mcp_sync.transports.memory import memory_pair
 from tests.conftest import python_command
-from tests.helpers import Callers, Gates, RawPeer
+from tests.helpers import LEGACY_ERA, Callers, Gates, RawPeer
 
 #: Text that must never reach a peer: it would tell it how the program is built.
 LEAK_MARKERS = ("Traceback", 'File "', ".py", "/work/", "site-packages")
@@ -51,7 +51,9 @@ def connected(server: Server, *, gates: Gates | None = None, server_end: Transpo
               wrap_server_end: Callable[[Transport], Transport] | None = None,
               **options: Any) -> Iterator[tuple[Client, ServerConnection]]:
     """A Client and the server's side of its connection, both closed at the end.
-    ``wrap_server_end`` wraps the server's end of the pair before it is connected."""
+    ``wrap_server_end`` wraps the server's end of the pair before it is connected. A legacy
+    session unless ``options`` say otherwise (server-to-client requests exist there)."""
+    options = {**LEGACY_ERA, **options}
     a, pair_end = memory_pair()
     b: Transport = pair_end if wrap_server_end is None else wrap_server_end(pair_end)
     connection = server.connect(server_end if server_end is not None else b)

@@ -24,6 +24,7 @@ from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, ConnectionLost, McpError, RequestTimeout
 from mcp_sync.transports.stdio import StdioClientTransport
 from tests.conftest import HERE
+from tests.helpers import LEGACY_ERA
 
 FAULT_SERVER = [sys.executable, str(HERE / "servers" / "fault_server.py")]
 GARBAGE = [sys.executable, str(HERE / "servers" / "fault_garbage.py")]
@@ -115,7 +116,7 @@ def test_garbage_instead_of_initialize_result_shutdown_5(wire: Any) -> None:
     with HTML and exits: Client.stdio raises ConnectionLost at once, leaving nothing."""
     began = time.monotonic()
     with wire.allow_invalid(), pytest.raises(ConnectionLost):
-        Client.stdio([*GARBAGE, "init"], stderr=subprocess.DEVNULL, timeout=10)
+        Client.stdio([*GARBAGE, "init"], stderr=subprocess.DEVNULL, timeout=10, **LEGACY_ERA)
     assert time.monotonic() - began < 5.0
 
 

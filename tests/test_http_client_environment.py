@@ -26,6 +26,7 @@ from werkzeug.wrappers import Response as WsgiResponse
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionLost, HttpError
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.http_client_helpers import WAIT, FakeServer, Play, Seen, open_client, serving
 
@@ -107,7 +108,7 @@ def test_the_environment_is_read_once_when_the_transport_is_made(
     monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/mcp"))
     transport = HttpClientTransport("http://mcp.invalid/mcp", listen=False)
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_free_port()}")  # not read again
-    with Client(transport, timeout=WAIT) as client:
+    with Client(transport, timeout=WAIT, supported_versions=KNOWN_VERSIONS) as client:
         client.ping()
     assert [seen.method for seen in proxy.seen] == ["POST", "POST", "POST", "DELETE"]
 

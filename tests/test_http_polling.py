@@ -21,6 +21,7 @@ from mcp_sync import Client, Context, testing
 from mcp_sync.errors import RequestTimeout
 from mcp_sync.protocol._sse import SseEvent
 from mcp_sync.transports.http_server import make_wsgi_app, serve_http
+from tests.helpers import LEGACY_ERA
 from tests.http_client_helpers import FakeServer, Seen, open_client, result, serving
 from tests.http_server_helpers import Gate, WsgiPeer, call, checked, make_server, parse_sse
 
@@ -272,7 +273,7 @@ def test_our_client_polls_our_server_for_a_slow_call_v1125_13_17() -> None:
     progress: list[tuple[float, str | None]] = []
     waiter = threading.Thread(target=release_once_resumed, name="test:resumed")
     with serve_http(server, sse_poll_after=0.1, sse_retry=0.02, wrap=recorder.wrap) as handle, \
-            Client.http(handle.url, timeout=WAIT) as client:
+            Client.http(handle.url, timeout=WAIT, **LEGACY_ERA) as client:
         waiter.start()
         try:
             answer = client.call_tool("two_step", {}, on_progress=lambda p, t, m:
@@ -291,7 +292,7 @@ def test_our_client_resumes_after_a_tool_ends_its_response_v1125_13_17() -> None
     recorder = Recorder()
     progress: list[str | None] = []
     with serve_http(polling_server(Gate()), sse_retry=0.02, wrap=recorder.wrap) as handle, \
-            Client.http(handle.url, timeout=WAIT) as client:
+            Client.http(handle.url, timeout=WAIT, **LEGACY_ERA) as client:
         answer = client.call_tool("hang_up", {}, on_progress=lambda p, t, m:
                                   progress.append(m))
     assert answer.content[0].text == "answered after the hang-up"
@@ -307,7 +308,7 @@ def test_our_client_reopens_the_hung_up_get_stream_v1125_16() -> None:
     changed = threading.Event()
     with serve_http(server, sse_poll_after=0.1, sse_retry=0.02, wrap=recorder.wrap) as handle, \
             Client.http(handle.url, timeout=WAIT,
-                        on_list_changed=lambda kind: changed.set()) as client:
+                        on_list_changed=lambda kind: changed.set(), **LEGACY_ERA) as client:
         assert recorder.wait_for(lambda seen: sum(m == "GET" for m, _ in seen) >= 3)
         server.add_tool(lambda: "new", name="added")
         assert changed.wait(WAIT)

@@ -23,7 +23,7 @@ from mcp_sync.transports.http_server import (
     serve_http,
     session_store_from_env,
 )
-from tests.helpers import EXAMPLES, load_module
+from tests.helpers import EXAMPLES, LEGACY_ERA, load_module
 from tests.http_server_helpers import (
     INITIALIZE,
     INITIALIZED,
@@ -184,7 +184,8 @@ def test_one_client_through_a_proxy_without_affinity(redis_server: RedisServer) 
         def answer(request: Any) -> dict[str, Any]:
             return {"action": "accept", "content": {"name": "Ada"}}
 
-        with Client.http(url, elicitation_handler=answer, on_log=logs.append) as client:
+        with Client.http(url, elicitation_handler=answer, on_log=logs.append,
+                         **LEGACY_ERA) as client:
             results = [client.call_tool("add", {"a": a, "b": a}) for a in range(4)]
             assert [_text(result) for result in results] == ["0", "2", "4", "6"]
             for _ in range(3):

@@ -18,6 +18,7 @@ from mcp_sync.errors import RequestTimeout
 from mcp_sync.jsonrpc import Request, Response
 from mcp_sync.transports.http_client import HttpClientTransport
 from mcp_sync.transports.http_server import serve_http
+from tests.helpers import LEGACY_ERA
 from tests.http_server_helpers import Gate, make_server
 
 pytestmark = pytest.mark.timeout(30)
@@ -59,7 +60,7 @@ def test_a_json_answer_is_served_on_the_request_thread(json_response: bool,
                                                        on_worker: bool) -> None:
     server, _, _, _ = _server()
     with serve_http(server, json_response=json_response) as handle, \
-            Client.http(handle.url) as client:
+            Client.http(handle.url, **LEGACY_ERA) as client:
         name = client.call_tool("thread_name", {}).content[0].text
     assert ("worker" in name) is on_worker, name
 
@@ -67,7 +68,7 @@ def test_a_json_answer_is_served_on_the_request_thread(json_response: bool,
 def test_max_workers_still_bounds_handlers_served_on_request_threads() -> None:
     server, release, running, counts = _server(max_workers=1)
     with serve_http(server, json_response=True) as handle, \
-            Client.http(handle.url) as client, ThreadPoolExecutor(2) as callers:
+            Client.http(handle.url, **LEGACY_ERA) as client, ThreadPoolExecutor(2) as callers:
         try:
             first = callers.submit(client.call_tool, "hold", {})
             with running:
@@ -115,7 +116,7 @@ def test_a_request_served_on_the_request_thread_can_be_cancelled_ambig_8_cancel_
     thread that received the request is busy serving it."""
     gate = Gate()
     with serve_http(make_server(gate), json_response=True) as handle, \
-            Client.http(handle.url) as client:
+            Client.http(handle.url, **LEGACY_ERA) as client:
         future = client.call_tool_async("until_cancelled", {}, timeout=2.0)
         assert gate.reached.wait(WAIT)  # being served when its timeout cancels it
         with pytest.raises(RequestTimeout):

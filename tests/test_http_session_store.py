@@ -18,7 +18,7 @@ import requests
 
 from mcp_sync import Client, types
 from mcp_sync.transports.http_server import MemorySessionStore, SessionRecord, serve_http
-from tests.helpers import EXAMPLES, load_module
+from tests.helpers import EXAMPLES, LEGACY_ERA, load_module
 from tests.http_server_helpers import (
     HEADERS,
     INITIALIZE,
@@ -66,7 +66,8 @@ def test_a_session_is_served_by_every_application_sharing_the_store(farm: Farm) 
     def answer(request: Any) -> dict[str, Any]:
         return {"action": "accept", "content": {"name": "Ada"}}
 
-    with Client.http(farm.url, elicitation_handler=answer, on_log=logs.append) as client:
+    with Client.http(farm.url, elicitation_handler=answer, on_log=logs.append,
+                     **LEGACY_ERA) as client:
         for a in range(6):
             assert _text(client.call_tool("add", {"a": a, "b": 1})) == str(a + 1)
         (session_id,) = farm.proxy.session_ids()

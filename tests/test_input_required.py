@@ -29,7 +29,7 @@ from mcp_sync import (
     types,
 )
 from mcp_sync.testing import open_client
-from tests.helpers import RawPeer
+from tests.helpers import LEGACY_ERA, RawPeer
 from tests.server_support import MODERN, modern_peer, modern_request
 from tests.wire_schema import message_errors
 
@@ -313,7 +313,7 @@ def test_a_function_may_catch_the_missing_capability_and_do_without() -> None:
         done = result(raw, "tools/call", {"name": "summary", "arguments": {}},
                       clientCapabilities={})
     assert done["content"][0]["text"] == "no model: MissingClientCapability"
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         assert client.call_tool("summary").content[0].text == "no model: CapabilityError"
 
 
@@ -510,7 +510,7 @@ def test_the_same_functions_serve_a_legacy_session_with_requests_to_the_client()
     body runs once; ctx.state is a fresh dict; gather asks one after another."""
     server, runs = make_server()
     with open_client(server, elicitation_handler=_elicited, sampling_handler=_sampled,
-                     roots=[types.Root(uri="file:///work", name="work")]) as client:
+                     roots=[types.Root(uri="file:///work", name="work")], **LEGACY_ERA) as client:
         booked = client.call_tool("book", {"table": 7})
         gathered = client.call_tool("everything_at_once")
         prompt = client.get_prompt("briefing", {"topic": "MCP"})

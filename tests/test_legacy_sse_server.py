@@ -23,6 +23,7 @@ from werkzeug.wrappers import Response
 from mcp_sync import Client, Context
 from mcp_sync.protocol._sse import SseEvent, SseParser
 from mcp_sync.transports.http_server import StreamableHttpApp, make_wsgi_app, serve_http
+from tests.helpers import LEGACY_ERA
 from tests.http_server_helpers import (
     HEADERS,
     INITIALIZE,
@@ -268,8 +269,8 @@ def test_http36_old_and_new_clients_side_by_side_over_sockets() -> None:
     with serve_http(server, legacy_sse=True) as handle:
         base = handle.url.rsplit("/", 1)[0]
         progress: list[float] = []
-        with Client.http(handle.url) as new, \
-                Client.http(base + "/sse") as old:
+        with Client.http(handle.url, **LEGACY_ERA) as new, \
+                Client.http(base + "/sse", **LEGACY_ERA) as old:
             assert new.call_tool("add", {"a": 1, "b": 2}).content[0].text == "3"
             result = old.call_tool("progress", {"steps": 3},
                                    on_progress=lambda p, *rest: progress.append(p))

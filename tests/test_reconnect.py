@@ -29,7 +29,7 @@ from mcp_sync.transports.base import Transport
 from mcp_sync.transports.http_server import serve_http
 from mcp_sync.transports.memory import memory_pair
 from tests.conftest import EXAMPLES, HERE, _children
-from tests.helpers import load_module
+from tests.helpers import LEGACY_ERA, load_module
 from tests.http_server_helpers import Gate, make_server
 
 FAULT_SERVER = [sys.executable, str(HERE / "servers" / "fault_server.py")]
@@ -176,7 +176,7 @@ def test_killed_http_server_fails_the_calls_in_flight_at_once_shutdown_5(
         assert process.stdout is not None
         url = process.stdout.readline().strip()
         pids = Pids()
-        with Client.http(url, reconnect=True, timeout=30) as client:
+        with Client.http(url, reconnect=True, timeout=30, **LEGACY_ERA) as client:
             future = client.call_tool_async("block", on_progress=pids)
             assert pids.next() == process.pid
             process.kill()
@@ -362,7 +362,7 @@ def test_the_new_connection_gets_the_old_subscriptions_back(connector: Connector
 
     updated = threading.Event()
     with Client(connector, reconnect=True, timeout=10,
-                on_resource_updated=lambda uri: updated.set()) as client:
+                on_resource_updated=lambda uri: updated.set(), **LEGACY_ERA) as client:
         client.subscribe_resource("file:///project")
         connector.drop()
         losses.wait()

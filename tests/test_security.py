@@ -39,7 +39,7 @@ from mcp_sync.transports import http_server
 from mcp_sync.transports.http_server import make_wsgi_app, serve_http
 from mcp_sync.transports.memory import memory_pair
 from mcp_sync.transports.stdio import StdioServerTransport
-from tests.helpers import RawPeer
+from tests.helpers import LEGACY_ERA, RawPeer
 from tests.http_server_helpers import HEADERS, INITIALIZE, WsgiPeer
 from tests.test_faults_engine import assert_no_leak
 
@@ -187,7 +187,7 @@ def test_no_stack_trace_or_path_reaches_a_peer_err_1(
     a, b = memory_pair()
     connection = leaky_server().connect(b)
     try:
-        with Client(a, timeout=10, sampling_handler=sample) as client:
+        with Client(a, timeout=10, sampling_handler=sample, **LEGACY_ERA) as client:
             assert client.call_tool("tool_raises").is_error is True
             with pytest.raises(InternalError) as caught:
                 client.list_tools()

@@ -12,7 +12,7 @@ import pytest
 from mcp_sync import Client, Context, Server, types
 from mcp_sync.errors import CapabilityError, InvalidParams
 from mcp_sync.testing import open_client
-from tests.helpers import RawPeer
+from tests.helpers import LEGACY_ERA, RawPeer
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 
@@ -62,7 +62,7 @@ def make_server(**options: Any) -> Server:
 
 def test_initialize_result_shape_lifecycle_3(wire: Any) -> None:
     """LIFECYCLE-3/8, CAPS-3: serverInfo, instructions and the tools capability."""
-    with open_client(make_server()) as client:
+    with open_client(make_server(), **LEGACY_ERA) as client:
         assert client.server_info.name == "test"
         assert client.server_info.version == "2.0"
         assert client.instructions == "be nice"
@@ -204,7 +204,7 @@ def test_tools_list_changed_tools_8() -> None:
         seen.append(method)
         changed.set()
 
-    with open_client(server, on_notification=on_notification) as client:
+    with open_client(server, on_notification=on_notification, **LEGACY_ERA) as client:
         server.add_tool(lambda: "new", name="new_tool")
         assert changed.wait(5)
         assert seen == ["notifications/tools/list_changed"]
@@ -342,7 +342,7 @@ def test_flags_declare_features_registered_later_caps_3_tools_8() -> None:
         seen.append(method)
         changed.set()
 
-    with open_client(server, on_notification=on_notification) as client:
+    with open_client(server, on_notification=on_notification, **LEGACY_ERA) as client:
         assert client.server_capabilities.tools == types.ToolsCapability(list_changed=True)
         assert client.list_tools() == []
         server.add_tool(lambda: "late", name="late")
@@ -374,11 +374,11 @@ def test_features_added_after_connecting_stay_undeclared_caps_6() -> None:
         notes.append(method)
         arrived.set()
 
-    with open_client(server, on_notification=on_notification) as client:
+    with open_client(server, on_notification=on_notification, **LEGACY_ERA) as client:
         assert client.server_capabilities.prompts is None
         server.add_prompt(lambda: "x", name="late")
         server.add_tool(lambda: "x", name="marker")  # notifications arrive in order
         assert arrived.wait(5)
         assert notes == ["notifications/tools/list_changed"]
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         assert client.server_capabilities.prompts == types.PromptsCapability(list_changed=True)

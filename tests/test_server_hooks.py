@@ -13,6 +13,7 @@ from mcp_sync import Context, Server
 from mcp_sync.errors import InternalError, ResourceNotFound
 from mcp_sync.testing import open_client
 from mcp_sync.transports.http_server import make_wsgi_app
+from tests.helpers import LEGACY_ERA
 from tests.http_server_helpers import WsgiPeer, call
 
 pytestmark = pytest.mark.timeout(30)
@@ -75,7 +76,7 @@ def test_hook_encloses_each_call_on_the_handlers_thread() -> None:
     events: list[Any] = []
     server = make_server(events)
     server.add_call_hook(Recorder("hook", events))
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         assert client.call_tool("where").content[0].text == "ok"
     before, ran, after = events
     assert before[:3] == ("hook", "before", "tools/call")
@@ -89,7 +90,7 @@ def test_hooks_wrap_resources_prompts_and_lists() -> None:
     events: list[Any] = []
     server = make_server(events)
     server.add_call_hook(Recorder("hook", events))
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         client.list_tools()
         client.read_resource("memo://known")
         client.get_prompt("greet", {"who": "Ada"})
@@ -103,7 +104,7 @@ def test_hooks_nest_first_added_outermost() -> None:
     server = make_server(events)
     assert server.add_call_hook(Recorder("outer", events)) is not None
     server.add_call_hook(Recorder("inner", events))
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         client.call_tool("where")
     assert [(name, stage) for name, stage, *_ in events] == [
         ("outer", "before"), ("inner", "before"), ("tool", "ran"),
@@ -114,7 +115,7 @@ def test_after_runs_when_the_call_fails() -> None:
     events: list[Any] = []
     server = make_server(events)
     server.add_call_hook(Recorder("hook", events))
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         # A failing tool is a result (TOOLS-6): the hook sees the call end normally.
         assert client.call_tool("fail").is_error
         # An error the handler raises passes through the hook, which sees it.

@@ -13,7 +13,7 @@ from mcp_sync import Context, Server
 from mcp_sync.server import McpLogHandler
 from mcp_sync.server._logging import level_for_record
 from mcp_sync.testing import open_client
-from tests.helpers import INITIALIZED
+from tests.helpers import INITIALIZED, LEGACY_ERA
 from tests.server_support import (
     Notifications,
     check,
@@ -85,8 +85,8 @@ def test_server_log_broadcasts_per_connection_level_logging_3() -> None:
     """LOGGING-3: server.log reaches every client whose own level lets it through."""
     server = make_server()
     quiet, loud = Notifications(), Notifications()
-    with open_client(server, on_notification=quiet) as first, \
-            open_client(server, on_notification=loud) as second:
+    with open_client(server, on_notification=quiet, **LEGACY_ERA) as first, \
+            open_client(server, on_notification=loud, **LEGACY_ERA) as second:
         first.send_request("logging/setLevel", {"level": "error"})
         second.send_request("logging/setLevel", {"level": "debug"})
         assert server.log("warning", "disk 91% full", logger="disk") == 1
@@ -105,7 +105,7 @@ def test_log_data_that_is_not_json_is_sent_as_text_logging_4() -> None:
     """LOGGING-4: data may be any JSON value; other objects go as their JSON or str()."""
     server = make_server()
     notes = Notifications()
-    with open_client(server, on_notification=notes):
+    with open_client(server, on_notification=notes, **LEGACY_ERA):
         server.log("error", {"when": object, "values": {1, 2}})
         _, params = notes.next()
     assert params["data"]["when"] == str(object)
@@ -190,7 +190,7 @@ def test_handler_forwards_records_filtered_per_client_logging_3(
     server = make_server()
     app_logger.addHandler(server.logging_handler(logging.INFO))
     notes = Notifications()
-    with open_client(server, on_notification=notes) as client:
+    with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
         client.send_request("logging/setLevel", {"level": "warning"})
         app_logger.debug("not handled")
         app_logger.info("filtered by the client")
@@ -222,7 +222,7 @@ def test_handler_routes_records_from_a_request_to_its_client(
 
     other = Notifications()
     with recorded_client(server) as (client, recording, _), \
-            open_client(server, on_notification=other) as bystander:
+            open_client(server, on_notification=other, **LEGACY_ERA) as bystander:
         assert client.call_tool("work").content[0].text == "done"  # type: ignore[union-attr]
         related = recording.related("notifications/message")
         assert len(related) == 1 and related[0] is not None
@@ -254,7 +254,7 @@ def test_handler_never_forwards_mcp_sync_logs_or_recurses() -> None:
     root.addHandler(loud)
     notes = Notifications()
     try:
-        with open_client(server, on_notification=notes) as client:
+        with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
             client.send_request("logging/setLevel", {"level": "debug"})
             logging.getLogger("mcp_sync.server").warning("internal")
             logging.getLogger("tests.other").warning("from the app")
@@ -281,7 +281,7 @@ def test_handler_works_from_other_threads(app_logger: logging.Logger) -> None:
     server = make_server()
     app_logger.addHandler(server.logging_handler())
     notes = Notifications()
-    with open_client(server, on_notification=notes):
+    with open_client(server, on_notification=notes, **LEGACY_ERA):
         threads = [threading.Thread(target=app_logger.error, args=(f"t{index}",))
                    for index in range(4)]
         for thread in threads:
@@ -296,7 +296,7 @@ def test_log_rate_limit_drops_the_excess_logging_8() -> None:
     """LOGGING-8: with log_rate_limit, a burst beyond the limit is dropped per client."""
     server = make_server(log_rate_limit=2)
     notes = Notifications()
-    with open_client(server, on_notification=notes) as client:
+    with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
         sent = sum(server.log("error", f"m{index}") for index in range(50))
         assert 2 <= sent < 50
         server.add_tool(lambda: "x", name="marker")  # arrives after every log message

@@ -13,6 +13,7 @@ from mcp_sync.content import Image
 from mcp_sync.errors import InternalError, InvalidParams
 from mcp_sync.protocol._convert import from_wire
 from mcp_sync.testing import open_client
+from tests.helpers import LEGACY_ERA
 from tests.server_support import Notifications, check, error, raw_session, request, result
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -84,7 +85,7 @@ def get(client: Any, name: str, arguments: dict[str, Any] | None = None,
 def test_list_prompts_arguments_prompts_1_2() -> None:
     """PROMPTS-1/2, CAPS-3: prompts declared with listChanged; arguments from the
     signature with descriptions and required flags."""
-    with open_client(make_server()) as client:
+    with open_client(make_server(), **LEGACY_ERA) as client:
         assert client.server_capabilities.prompts == types.PromptsCapability(list_changed=True)
         listed = check(client.send_request("prompts/list"), "ListPromptsResult")
         prompts = {prompt["name"]: prompt for prompt in listed["prompts"]}
@@ -186,7 +187,7 @@ def test_prompts_list_changed_and_pagination_prompts_5_pagination_5(wire: Any) -
     server = Server("s", page_size=2)
     for index in range(5):
         server.add_prompt(lambda: "x", name=f"p{index}")
-    with open_client(server, on_notification=notes) as client:
+    with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
         first = check(client.send_request("prompts/list"), "ListPromptsResult")
         assert [p["name"] for p in first["prompts"]] == ["p0", "p1"]
         rest = check(client.send_request("prompts/list", {"cursor": first["nextCursor"]}),

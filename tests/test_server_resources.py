@@ -13,6 +13,7 @@ from mcp_sync.errors import InternalError, InvalidParams, ResourceNotFound
 from mcp_sync.protocol._convert import from_wire
 from mcp_sync.server._uri_template import UriTemplate
 from mcp_sync.testing import open_client
+from tests.helpers import LEGACY_ERA
 from tests.server_support import Notifications, check, error, raw_session, request, result
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -66,7 +67,7 @@ def read(client: Any, uri: str) -> types.ReadResourceResult:
 def test_capability_and_listing_resources_1_2_5() -> None:
     """RESOURCES-1/2/5, CAPS-3: resources with subscribe and listChanged; static resources
     in resources/list, templates in resources/templates/list, both schema-valid."""
-    with open_client(make_server()) as client:
+    with open_client(make_server(), **LEGACY_ERA) as client:
         assert client.server_capabilities.resources == types.ResourcesCapability(
             subscribe=True, list_changed=True)
         listed = check(client.send_request("resources/list"), "ListResourcesResult")
@@ -153,7 +154,7 @@ def test_templates_convert_variables_and_fall_through_resources_5() -> None:
 def test_unknown_and_traversal_uris_are_not_found_resources_9_11() -> None:
     """RESOURCES-9/11: unknown URIs and path traversal through a template are -32002 with
     the URI in data."""
-    with open_client(make_server()) as client:
+    with open_client(make_server(), **LEGACY_ERA) as client:
         for uri in ("nope://x", "file:///../etc/passwd", "file:///a/%2E%2E/b",
                     "users://x/y/profile", "file:///a%00b"):
             with pytest.raises(ResourceNotFound) as caught:
@@ -174,7 +175,7 @@ def test_resource_function_failures_resources_9(caplog: pytest.LogCaptureFixture
     def item(item_id: str) -> str:
         raise ResourceNotFound(f"no item {item_id}", {"uri": f"items://{item_id}"})
 
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         with pytest.raises(InternalError) as caught:
             client.send_request("resources/read", {"uri": "secret://x"})
         assert "hunter2" not in str(caught.value)
@@ -254,7 +255,7 @@ def test_subscriptions_resources_7_8_ambig_23() -> None:
     others not, and none after unsubscribing."""
     notes = Notifications()
     server = make_server()
-    with open_client(server, on_notification=notes) as client:
+    with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
         check(client.send_request("resources/subscribe", {"uri": "users://42/profile"}),
               "EmptyResult")
         client.send_request("resources/subscribe", {"uri": "file:///docs"})
@@ -278,8 +279,8 @@ def test_subscriptions_are_per_connection_resources_8() -> None:
     """RESOURCES-8: an update reaches only the connection that subscribed."""
     server = make_server()
     first, second = Notifications(), Notifications()
-    with open_client(server, on_notification=first) as one, \
-            open_client(server, on_notification=second):
+    with open_client(server, on_notification=first, **LEGACY_ERA) as one, \
+            open_client(server, on_notification=second, **LEGACY_ERA):
         one.send_request("resources/subscribe", {"uri": "config://app"})
         assert server.notify_resource_updated("config://app") == 1
         assert first.next() == ("notifications/resources/updated", {"uri": "config://app"})
@@ -292,7 +293,7 @@ def test_resources_list_changed_resources_6() -> None:
     """RESOURCES-6: adding or removing a resource or template notifies clients."""
     notes = Notifications()
     server = make_server()
-    with open_client(server, on_notification=notes) as client:
+    with open_client(server, on_notification=notes, **LEGACY_ERA) as client:
         server.add_resource(lambda: "new", "new://x", name="new")
         assert notes.next()[0] == "notifications/resources/list_changed"
         assert "new://x" in [r["uri"] for r in client.send_request("resources/list")["resources"]]

@@ -13,7 +13,7 @@ from mcp_sync import Client, Server
 from mcp_sync.errors import InvalidParams
 from mcp_sync.protocol._convert import from_wire, to_wire
 from mcp_sync.testing import open_client
-from tests.helpers import RawPeer, answer_initialize, initialize_result
+from tests.helpers import LEGACY_ERA, RawPeer, answer_initialize, initialize_result
 from tests.test_client import FakeServer
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -39,7 +39,7 @@ def counting_server() -> tuple[Server, list[int]]:
 def test_bad_arguments_are_an_is_error_result_in_2025_11_25_v1125_32(
         arguments: dict[str, Any]) -> None:
     server, calls = counting_server()
-    with open_client(server) as client:
+    with open_client(server, **LEGACY_ERA) as client:
         assert client.protocol_version == "2025-11-25"
         result = client.call_tool("count", arguments)
     assert result.is_error is True

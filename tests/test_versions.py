@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_sync import Client, Context, ProtocolVersionError, Server
+from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.testing import open_client
 from mcp_sync.transports.http_server import make_wsgi_app
 from tests.http_client_helpers import FakeServer, Play, serving
@@ -42,7 +43,12 @@ def served_version(client: Client) -> str:
 
 
 def test_both_sides_offer_and_agree_on_the_newest_by_default_des_4() -> None:
+    """DES-4 with both eras: by default both sides speak 2026-07-28; a client of the
+    legacy versions only gets the newest of them."""
     with open_client(version_server()) as client:
+        assert client.protocol_version == "2026-07-28"
+        assert served_version(client) == "2026-07-28"
+    with open_client(version_server(), supported_versions=KNOWN_VERSIONS) as client:
         assert client.protocol_version == "2025-11-25"
         assert served_version(client) == "2025-11-25"
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from concurrent import futures
 from concurrent.futures import Executor, Future
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .. import types
 from .._version import __version__
@@ -29,12 +29,14 @@ from ..errors import CapabilityError, McpError, RequestTimeout, SessionExpired
 from ..protocol._convert import from_wire, prepare_decoding
 from ..protocol._jsonrpc import Notification
 from ..protocol._make_icons import make_icons
-from ..protocol._session import Role, Session
-from ..protocol._versions import supported_versions as supported_versions_of
-from ..transports.base import DEFAULT_MAX_MESSAGE_SIZE, Transport
+from ..protocol._session import Role
+from ..protocol._versions import KNOWN_VERSIONS
+from ..transports.base import Transport
 from ._call_future import CallFuture
 from ._callbacks import on_executor
 from ._elicitation import ElicitationHandler
+from ._eras import ModernSession, client_versions
+from ._factories import Factories
 from ._handlers import (
     ClientHandlers,
     ListChangedCallback,
@@ -49,12 +51,10 @@ from ._handlers import (
     normalize_roots,
 )
 from ._life import Backoff, Lifeline, track, untrack
+from ._modern import LOCAL_IN_MODERN, Listening, ModernEra
 from ._requests import RequestMethods
 from ._session_state import SAFE_TO_REPEAT, SESSION_STATE, SessionState
 from ._structured import OutputSchemas
-
-if TYPE_CHECKING:
-    import requests
 
 __all__ = ["Client", "SamplingRejected", "ToolCallDenied"]
 
@@ -67,7 +67,7 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_TIMEOUT = 600.0
 
 
-class Client(RequestMethods, Lifeline):
+class Client(Factories, RequestMethods, ModernEra, Lifeline):
     """A connection to one MCP server, initialized and ready to use.
 
     Most code creates one with :meth:`stdio` or :meth:`http`; any
@@ -122,12 +122,19 @@ class Client(RequestMethods, Lifeline):
             URL-mode elicitation the user accepted is done; unknown or repeated ids are
             ignored.
         max_workers: how many server requests (sampling, roots) are served at once.
-        protocol_version: the version to offer (VERSION-1); by default the newest of
-            ``supported_versions``. The client accepts that version or an older one it
-            supports.
-        supported_versions: the protocol versions the client speaks, by default all
-            four (2024-11-05 to 2025-11-25); a server answering with another is
-            disconnected with :class:`ProtocolVersionError` (VERSION-4, DES-4).
+        protocol_version: the newest version to speak (VERSION-1); by default the
+            newest of ``supported_versions``. A legacy version (2025-11-25 or older)
+            leaves the modern era out; the client accepts that version or an older one.
+        supported_versions: the protocol versions the client speaks, by default all of
+            them: 2026-07-28 (the modern era, tried first) and 2024-11-05 to 2025-11-25
+            (the legacy era, ``initialize``). A server answering with another is
+            disconnected with :class:`ProtocolVersionError` (VERSION-4, DES-4); a
+            server of the other era only raises
+            :class:`~mcp_sync.errors.ModernOnlyServer` (COEX-10) or
+            :class:`~mcp_sync.errors.LegacyOnlyServer`. See docs/client.md "Eras".
+        probe_timeout: how long ``server/discover`` may go unanswered before the server
+            is taken to speak only the legacy era (a server that answers with an error is
+            known at once). Only for a server whose era is not yet known.
         title, description, website_url, icons: more of our ``clientInfo`` (V1125-6);
             icons are :class:`~mcp_sync.types.Icon` objects or dicts in the wire shape,
             each ``src`` an ``https:`` URL or a ``data:image/`` URI.
@@ -186,14 +193,19 @@ class Client(RequestMethods, Lifeline):
         reconnect_delay: float = 0.5,
         max_reconnect_delay: float = 30.0,
         validate_tool_output: bool = True,
+        probe_timeout: float = 5.0,
     ) -> None:
-        versions = supported_versions_of(supported_versions)
-        if protocol_version is not None:
-            supported_versions_of([protocol_version])  # "unknown protocol version"
-            if protocol_version not in versions:
-                raise ValueError(f"protocol version {protocol_version!r} is not one of "
-                                 f"{', '.join(versions)}")
-            versions = versions[:versions.index(protocol_version) + 1]
+        versions, modern_versions = client_versions(supported_versions, protocol_version)
+        self._modern_versions = modern_versions
+        self._era_key: str | None = getattr(transport, "era_key", None)
+        self._probe_timeout = probe_timeout
+        self._log_level: str | None = None
+        self._listen_lock = threading.Lock()
+        self._listened: dict[str, Any] | None = None
+        self._listening: Listening | None = None
+        self._resource_subscriptions: dict[str, None] = {}
+        self._input_pool: WorkerPool | None = None
+        self._meta_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
         self._connect: Callable[[], Transport] | None = None
         if isinstance(transport, Transport) or not callable(transport):
             if reconnect:
@@ -249,9 +261,10 @@ class Client(RequestMethods, Lifeline):
         track(self)
 
     def _new_engine(self, transport: Transport) -> Engine:
-        session = Session(
+        session = ModernSession(
             Role.CLIENT, info=self._info, capabilities=self._handlers.capabilities(),
-            served_methods=self._handlers.served_methods(), versions=self._versions)
+            served_methods=self._handlers.served_methods(),
+            versions=self._versions or KNOWN_VERSIONS)  # a modern-only client never offers them
         made: list[Engine] = []
         made.append(Engine(
             transport, session, handle_request=self._handle_request,
@@ -259,105 +272,14 @@ class Client(RequestMethods, Lifeline):
             name="client", on_lost=lambda error: self._connection_lost(made, error)))
         return made[0]
 
-    @classmethod
-    def stdio(
-        cls,
-        command: str | Sequence[str],
-        args: Sequence[str] = (),
-        *,
-        env: Mapping[str, str] | None = None,
-        inherit_env: bool = True,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: IO[Any] | int | None = None,
-        close_timeout: float = 2.0,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        **options: Any,
-    ) -> Client:
-        """Start a server as a child process and connect to it over its stdin/stdout.
-
-        Args:
-            command: the program, or the program and its arguments as a list.
-            args: more arguments, after those in ``command``.
-            env: environment variables for the server, over ours (see ``inherit_env``).
-            inherit_env: False to give the server only ``env``.
-            cwd: the server's working directory.
-            stderr: where the server's stderr goes: by default each line is logged to
-                the ``mcp_sync.stdio.stderr`` logger; or a file, or ``subprocess.DEVNULL``.
-            close_timeout: on close, seconds to wait after closing the server's stdin, and
-                again after SIGTERM, before escalating to SIGTERM and SIGKILL.
-            max_message_size: the largest message accepted from the server, in bytes.
-            options: passed on to :class:`Client` (``timeout``, ``name``,
-                ``reconnect``, ...). With ``reconnect=True`` a server that exited is
-                started again at the next call.
-
-        Example::
-
-            with Client.stdio(["python", "server.py"]) as client:
-                print(client.call_tool("add", {"a": 1, "b": 2}).content[0].text)
-        """
-        from ..transports.stdio import StdioClientTransport
-
-        argv = [command] if isinstance(command, str) else list(command)
-
-        def connect() -> Transport:
-            return StdioClientTransport(
-                [*argv, *args], env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
-                close_timeout=close_timeout, max_message_size=max_message_size)
-
-        return cls(connect, **options)
-
-    @classmethod
-    def http(
-        cls,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        http_timeout: float = 30.0,
-        read_timeout: float | None = 300.0,
-        session_factory: Callable[[], requests.Session] | None = None,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        legacy_fallback: bool = True,
-        listen: bool = True,
-        **options: Any,
-    ) -> Client:
-        """Connect to a server over Streamable HTTP (or the older HTTP+SSE transport).
-
-        Args:
-            url: the server's MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
-            headers: sent with every request (``Authorization: Bearer ...``).
-            http_timeout: the connect timeout, in seconds.
-            read_timeout: the longest silence on an answer or a stream.
-            session_factory: builds each ``requests.Session`` (proxies, certificates).
-            max_message_size: the largest answer or event accepted, in bytes.
-            legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
-                refuses ``initialize`` with 400, 404 or 405 (HTTP-37).
-            listen: open the GET stream for messages the server sends on its own.
-            options: passed on to :class:`Client` (``timeout``, ``name``, handlers,
-                ``reconnect``...). With ``reconnect=True`` a server that could not be
-                reached is connected to again, in a new session, at the next call.
-
-        Raises:
-            HttpError: the server refused with an HTTP error status (401, 403, ...).
-            ConnectionLost: the server cannot be reached.
-            ProtocolVersionError: the server speaks no version we do.
-
-        See docs/http.md for sessions, resumption and session renewal.
-        """
-        from .http._transport import HttpClientTransport
-
-        def connect() -> Transport:
-            return HttpClientTransport(
-                url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
-                session_factory=session_factory, max_message_size=max_message_size,
-                legacy_fallback=legacy_fallback, listen=listen)
-
-        return cls(connect, **options)
-
     # --- life ------------------------------------------------------------------------------
 
     def _initialize(self, engine: Engine | None = None, timeout: float | None = None) -> None:
-        engine = self._engine if engine is None else engine
-        timeout = self.timeout if timeout is None else timeout
+        # The era first (docs/client.md "Eras"): initialize only for a legacy server.
+        self._open(self._engine if engine is None else engine,
+                   self.timeout if timeout is None else timeout)
+
+    def _handshake(self, engine: Engine, timeout: float) -> None:
         future = engine.start_request(
             lambda session: session.initialize_request(), timeout=timeout)
         # While the server starts (a spawned one takes a hundred milliseconds and more),
@@ -381,6 +303,8 @@ class Client(RequestMethods, Lifeline):
         if engine is not self._inherited:  # never what belongs to the parent of a fork
             engine.close()
         self._callbacks.close()
+        if self._input_pool is not None:
+            self._input_pool.close()
         self._threads.join(5.0)
 
     def __enter__(self) -> Client:
@@ -420,7 +344,8 @@ class Client(RequestMethods, Lifeline):
 
     @property
     def protocol_version(self) -> str:
-        """The protocol version agreed at initialization."""
+        """The protocol version agreed at initialization, or (modern era) the one every
+        request names."""
         version = self._engine.session.negotiated_version
         assert version is not None
         return version
@@ -446,10 +371,13 @@ class Client(RequestMethods, Lifeline):
     def _send(self, method: str, params: dict[str, Any] | None, timeout: float | None,
               on_progress: ProgressCallback | None) -> Future[dict[str, Any]]:
         # The engine's own Future: completed on the reader thread, so never handed out.
-        return self._engine_for(timeout).request(
-            method, params, timeout=self.timeout if timeout is None else timeout,
-            on_progress=on_executor(self._callback_executor, on_progress, "on_progress"),
-            max_timeout=self.max_timeout)
+        engine = self._engine_for(timeout)
+        progress = on_executor(self._callback_executor, on_progress, "on_progress")
+        timeout = self.timeout if timeout is None else timeout
+        if _modern(engine):
+            return self._modern_call(engine, method, params, timeout, progress)
+        return engine.request(method, params, timeout=timeout, on_progress=progress,
+                              max_timeout=self.max_timeout)
 
     def send_request(self, method: str, params: dict[str, Any] | None = None, *,
                      timeout: float | None = None,
@@ -463,6 +391,10 @@ class Client(RequestMethods, Lifeline):
             CapabilityError: the server did not declare what ``method`` needs.
         """
         timeout = self.timeout if timeout is None else timeout
+        if method in LOCAL_IN_MODERN:
+            engine = self._engine_for(timeout)
+            if _modern(engine):
+                return self._modern_local(engine, method, params or {}, timeout)
         generation = self._generation
         try:
             result = self._wait(self._send(method, params, timeout, on_progress), timeout)
@@ -491,8 +423,12 @@ class Client(RequestMethods, Lifeline):
         # Never through send_request, which could renew again from inside a renewal.
         for method, params in self._session_state.requests_to_restore():
             try:
+                engine = self._engine
+                if _modern(engine):  # the era keeps the level and subscriptions itself
+                    self._modern_local(engine, method, params, self.timeout)
+                    continue
                 # On this engine only: a loss now is met by the next call.
-                self._wait(self._engine.request(method, params, timeout=self.timeout),
+                self._wait(engine.request(method, params, timeout=self.timeout),
                            self.timeout)
             except McpError as exc:
                 log.warning("could not restore %s %s in the new session: %s",
@@ -513,8 +449,7 @@ class Client(RequestMethods, Lifeline):
         # Cancelling the Future handed out cancels the call (and tells the server), on
         # the connection it was sent on.
         engine = self._engine
-        outer: CallFuture[T] = CallFuture(
-            lambda: engine.cancel(future, "cancelled by the client"))
+        outer: CallFuture[T] = CallFuture(lambda: self._cancel_call(engine, future))
 
         def transfer(done: Future[dict[str, Any]]) -> None:
             if not outer.set_running_or_notify_cancel():
@@ -574,7 +509,8 @@ class Client(RequestMethods, Lifeline):
         if not self._handlers.offers_roots:
             raise CapabilityError("this client declared no roots; create it with "
                                   "roots=[] to offer roots later")
-        if self._handlers.replace_roots(normalize_roots(roots)):
+        # The modern era has no roots/list_changed: every input request reads them afresh.
+        if self._handlers.replace_roots(normalize_roots(roots)) and self.era == "legacy":
             self._engine_for(None).notify("notifications/roots/list_changed")
 
     # --- from the server -------------------------------------------------------------------
@@ -583,7 +519,13 @@ class Client(RequestMethods, Lifeline):
         return self._handlers.serve(incoming)
 
     def _notification(self, notification: Notification) -> None:
+        self._note_acknowledged(notification.method, notification.params)
         self._deliver(notification)
+
+
+def _modern(engine: Engine) -> bool:
+    session = engine.session
+    return isinstance(session, ModernSession) and session.modern
 
 
 def _same(result: dict[str, Any]) -> dict[str, Any]:

@@ -109,6 +109,8 @@ class Lifeline:
     _init_result: types.InitializeResult | None
     _threads: ThreadGroup
     _callbacks: WorkerPool
+    _input_pool: WorkerPool | None
+    _listen_lock: threading.Lock
 
     def _new_engine(self, transport: Transport) -> Engine:
         raise NotImplementedError
@@ -226,6 +228,8 @@ class Lifeline:
         self._backoff.succeeded()
         self._threads = ThreadGroup("client-callbacks")
         self._callbacks = WorkerPool(self._threads, "callbacks", 1)
+        self._input_pool = None
+        self._listen_lock = threading.Lock()
 
 
 class _Tracked(Protocol):

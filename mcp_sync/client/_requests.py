@@ -56,6 +56,8 @@ class RequestMethods:
     if TYPE_CHECKING:  # supplied by the client's Lifeline, which follows in the MRO
         def _engine_for(self, timeout: float | None) -> Engine: ...
 
+        def _screen_tools(self, page: types.ListToolsResult) -> types.ListToolsResult: ...
+
     def send_batch(self, requests: Iterable[tuple[str, dict[str, Any] | None]], *,
                    timeout: float | None = None) -> list[Future[dict[str, Any]]]:
         """Send several requests as one JSON-RPC batch; a Future of the raw result of each.
@@ -186,8 +188,12 @@ class RequestMethods:
 
     def list_tools_page(self, cursor: str | None = None, *,
                         timeout: float | None = None) -> types.ListToolsResult:
-        """One page of tools; pass the previous page's ``next_cursor`` for the next."""
-        page = self._typed("tools/list", _paginated(cursor), types.ListToolsResult, timeout)
+        """One page of tools; pass the previous page's ``next_cursor`` for the next.
+
+        In the modern era a tool whose schema misuses ``x-mcp-header`` is left out (it
+        cannot be called correctly, SEP-2243); a warning names it."""
+        page = self._screen_tools(
+            self._typed("tools/list", _paginated(cursor), types.ListToolsResult, timeout))
         if self._output_schemas is not None:
             self._output_schemas.remember(page.tools)
         return page
@@ -301,7 +307,8 @@ class RequestMethods:
             The result; ``result.contents`` holds text and/or blob (base64) contents.
 
         Raises:
-            ResourceNotFound: the server knows no such resource (-32002).
+            ResourceNotFound: the server knows no such resource (-32002; in the modern
+                era the server sends -32602, which ``code`` then holds).
             CapabilityError: the server did not declare ``resources`` (CAPS-5).
         """
         return self._typed("resources/read", {"uri": _text("uri", uri)},

@@ -17,6 +17,7 @@ import pytest
 
 from mcp_sync import Client, RpcError, types
 from mcp_sync.client import SamplingRejected
+from tests.helpers import LEGACY_ERA
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -118,7 +119,7 @@ def test_sampling_roots_and_logs_for_the_sdk_sampling_4_roots_2_logging_4(
 
     with Client.stdio([sys.executable, str(sdk_script)], timeout=20, sampling_handler=sample,
                       roots=["file:///work", {"uri": "file:///data", "name": "data"}],
-                      on_log=logs.put) as client:
+                      on_log=logs.put, **LEGACY_ERA) as client:
         sampled = client.call_tool("ask", {"question": "hello?"})
         with pytest.raises(RpcError) as refused:
             client.call_tool("ask", {"question": "again?"})

@@ -23,6 +23,7 @@ from mcp_sync import (
     types,
 )
 from mcp_sync.transports.http_client import HttpClientTransport
+from tests.helpers import LEGACY_ERA
 from tests.interop.test_everything_server import EVERYTHING_SERVER, ROOT, http_child
 from tests.interop.test_official_sdk import _recorded_stdio, _Traffic
 
@@ -122,7 +123,7 @@ def test_our_client_answers_ask_over_stdio() -> None:
     seen: list[ElicitationRequest] = []
     with Client.stdio([sys.executable, str(EVERYTHING_SERVER)], cwd=str(ROOT),
                       env={"PYTHONPATH": str(ROOT)},
-                      elicitation_handler=_name_handler(seen)) as client:
+                      elicitation_handler=_name_handler(seen), **LEGACY_ERA) as client:
         assert client.protocol_version == "2025-11-25"
         assert _text(client.call_tool("ask")) == "Hello, Ada!"
     assert seen[0].server_info is not None and seen[0].server_info.name == "everything"
@@ -161,7 +162,7 @@ def test_our_client_answers_an_sdk_server_v0618_34(
         return request.decline() if answer is None else request.accept(answer)
 
     with Client.stdio([sys.executable, str(script)], elicitation_handler=handler,
-                      timeout=30.0) as client:
+                      timeout=30.0, **LEGACY_ERA) as client:
         assert client.protocol_version == "2025-11-25"
         assert _text(client.call_tool("book")) == expected
     assert seen[0].mode == "form" and seen[0].message == "Who is booking?"
@@ -184,7 +185,7 @@ def test_url_mode_with_an_sdk_server_v1125_40_43(tmp_path: Path) -> None:
 
     with Client.stdio([sys.executable, str(script)], elicitation_handler=handler,
                       elicitation_modes=("form", "url"), on_elicitation_complete=completed.put,
-                      timeout=30.0) as client:
+                      timeout=30.0, **LEGACY_ERA) as client:
         assert _text(client.call_tool("connect")) == "accept"
         assert completed.get(timeout=10) == "e-9"
         with pytest.raises(UrlElicitationRequired) as caught:

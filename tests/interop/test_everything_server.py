@@ -35,6 +35,7 @@ from mcp_sync.jsonrpc import Incoming
 from mcp_sync.transports._decode import decode_frame
 from mcp_sync.transports.http_client import HttpClientTransport
 from tests.conftest import WireLog, schema_errors, validator
+from tests.helpers import LEGACY_ERA
 from tests.interop.test_official_sdk import _recorded_stdio, _Traffic
 from tests.test_everything_server import TOOL_NAMES, png_problems
 from tests.wire_schema import check_traffic
@@ -356,7 +357,8 @@ def test_our_client_uses_everything(monkeypatch: pytest.MonkeyPatch, wire: WireL
 
     with Client.stdio([sys.executable, str(EVERYTHING_SERVER)], cwd=str(ROOT), timeout=20.0,
                       sampling_handler=model, on_log=logs.put,
-                      roots=[{"uri": "file:///work/project", "name": "project"}]) as client:
+                      roots=[{"uri": "file:///work/project", "name": "project"}],
+                      **LEGACY_ERA) as client:
         assert [tool.name for tool in client.list_tools()] == TOOL_NAMES
         assert text(client.call_tool("echo", {"message": "Zürich ✓"})) == "Zürich ✓"
         assert text(client.call_tool("add", {"a": 2, "b": 40})) == "42"
@@ -512,7 +514,8 @@ def test_our_client_over_http(mode: str) -> None:
     with http_child(flags) as child:
         transport = HttpClientTransport(child.url)
         try:
-            client = Client(transport, timeout=20.0, on_log=logs.put, sampling_handler=model)
+            client = Client(transport, timeout=20.0, on_log=logs.put, sampling_handler=model,
+                            **LEGACY_ERA)
         except BaseException:
             transport.close()
             raise

@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from mcp_sync import Client, types
 from mcp_sync.transports.http_client import HttpClientTransport
+from tests.helpers import LEGACY_ERA
 from tests.interop.test_everything_server import (
     EVERYTHING_SERVER,
     EXCHANGE_BOUND,
@@ -90,7 +91,7 @@ def _check_ours(client: Client) -> None:
 
 def test_our_client_over_stdio_uses_structured_and_link_des_10() -> None:
     with Client.stdio([sys.executable, str(EVERYTHING_SERVER)], cwd=str(ROOT),
-                      timeout=20.0) as client:
+                      timeout=20.0, **LEGACY_ERA) as client:
         _check_ours(client)
 
 
@@ -99,7 +100,7 @@ def test_our_client_over_http_uses_structured_and_link_des_10(mode: str) -> None
     with http_child(HTTP_MODES[mode]) as child:
         transport = HttpClientTransport(child.url)
         try:
-            client = Client(transport, timeout=20.0)
+            client = Client(transport, timeout=20.0, **LEGACY_ERA)
         except BaseException:
             transport.close()
             raise

@@ -24,6 +24,7 @@ import requests
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidParams, MethodNotFound, SessionExpired
 from mcp_sync.transports.http_client import HttpClientTransport
+from tests.helpers import LEGACY_ERA
 
 pytestmark = pytest.mark.interop
 
@@ -110,9 +111,11 @@ def running(mode: str, tmp_path: Path) -> Iterator[SdkHttpServer]:
 
 
 def connect(url: str) -> Client:
+    """A client in a legacy session (these tests are about its HTTP session); the modern
+    era against the SDK is in test_modern_sdk_interop.py."""
     transport = HttpClientTransport(url)
     try:
-        return Client(transport, timeout=CALL_TIMEOUT)
+        return Client(transport, timeout=CALL_TIMEOUT, **LEGACY_ERA)
     except BaseException:
         transport.close()
         raise

@@ -34,6 +34,7 @@ from mcp.shared.message import SessionMessage
 
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidParams, MethodNotFound, RpcError
+from tests.helpers import LEGACY_ERA
 from tests.wire_schema import check_traffic, message_errors
 
 pytestmark = pytest.mark.interop
@@ -285,7 +286,10 @@ def test_sdk_client_legacy_mode_against_our_server() -> None:
 
 @pytest.fixture
 def sdk_server_client() -> Iterator[Client]:
-    client = Client.stdio([sys.executable, str(SDK_SERVER)], cwd=str(ROOT), timeout=20.0)
+    # A legacy session: the tests here check the handshake (the modern era against the
+    # SDK is in test_modern_sdk_interop.py).
+    client = Client.stdio([sys.executable, str(SDK_SERVER)], cwd=str(ROOT), timeout=20.0,
+                          **LEGACY_ERA)
     with client:
         yield client
 
@@ -399,7 +403,10 @@ def test_our_client_close_stops_the_sdk_server() -> None:
 
     SHUTDOWN-1, SHUTDOWN-2, SHUTDOWN-5, PING-1, PING-2.
     """
-    client = Client.stdio([sys.executable, str(SDK_SERVER)], cwd=str(ROOT), timeout=20.0)
+    # A legacy session: the tests here check the handshake (the modern era against the
+    # SDK is in test_modern_sdk_interop.py).
+    client = Client.stdio([sys.executable, str(SDK_SERVER)], cwd=str(ROOT), timeout=20.0,
+                          **LEGACY_ERA)
     try:
         client.ping()
     finally:

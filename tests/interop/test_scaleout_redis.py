@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from mcp_sync import Client, types
+from tests.helpers import LEGACY_ERA
 from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, parse_sse
 from tests.scaleout_helpers import Gunicorn, RedisServer, RoundRobinProxy, serve_proxy
 from tests.scaleout_helpers import redis_server as redis_server  # the fixture
@@ -95,7 +96,7 @@ def test_one_session_served_by_two_hosts_survives_losing_its_creator(hosts: Host
         return {"action": "accept", "content": {"name": "Ada"}}
 
     with Client.http(hosts.url, elicitation_handler=answer, on_log=logs.append,
-                     read_timeout=60) as client:
+                     read_timeout=60, **LEGACY_ERA) as client:
         assert [_text(client.call_tool("add", {"a": a, "b": 1})) for a in range(6)] == [
             str(a + 1) for a in range(6)]
         (session_id,) = hosts.proxy.session_ids()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_sync import Client
+from tests.helpers import LEGACY_ERA
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -64,7 +65,7 @@ def test_our_client_checks_the_sdk_servers_structured_output_v0618_20(
         sdk_script: Path) -> None:
     """V0618-17/18/20, NAMBIG-4: the SDK's output schemas are listed; each result
     conforms and is exposed as .structured; an int is wrapped as {"result": ...}."""
-    with Client.stdio([sys.executable, str(sdk_script)], timeout=20) as client:
+    with Client.stdio([sys.executable, str(sdk_script)], timeout=20, **LEGACY_ERA) as client:
         tools = {tool.name: tool for tool in client.list_tools()}
         weather = client.call_tool("weather", {"city": "Oslo"})
         totals = client.call_tool("totals", {"a": 2, "b": 3})

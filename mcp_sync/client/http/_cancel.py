@@ -88,6 +88,20 @@ class CancelLedger:
             self._withdrawn.discard(post)
             return self._held.pop(post, [])
 
+    def give_up(self, request_id: RequestId) -> Post | None:
+        """The modern era's cancellation, which is no message but the closing of the
+        request's answer: withdraw the request if its POST has not started, else return
+        the POST under way (None when there is nothing to close)."""
+        with self._lock:
+            post = self._queued.pop(request_id, None)
+            if post is not None:
+                self._withdrawn.add(post)
+                return None
+            post = self._under_way.get(request_id)
+            if post is not None:
+                post.outstanding.discard(request_id)
+            return post
+
     def cancel(self, request_id: RequestId, body: bytes) -> Decision:
         """Decide what to do with ``body``, the cancellation of ``request_id``."""
         with self._lock:

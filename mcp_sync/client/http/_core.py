@@ -74,6 +74,14 @@ class Post:
     #: How many notification POSTs must have been sent before this one may start.
     after_notes: int
     outstanding: set[RequestId] = attrs.field(init=False)
+    #: Headers of this POST beyond the usual ones (Mcp-Method, Mcp-Name, Mcp-Param-*).
+    extra_headers: dict[str, str] | None = None
+    #: A modern (2026-07-28) request: no session id, its version from its ``_meta``.
+    modern: bool = False
+    #: The answer being read (modern posts), and whether the caller gave up on it: in
+    #: the modern era closing the answer's stream is the cancellation.
+    response: Any = None
+    close_requested: bool = False
 
     def __attrs_post_init__(self) -> None:
         self.outstanding = set(self.request_ids)
@@ -287,10 +295,13 @@ class HttpCore:
         for request_id in sorted(post.outstanding, key=str):
             self._deliver(ErrorResponse(request_id, make_error()), post)
 
-    def _fail_status(self, post: Post, response: requests.Response) -> None:
+    def _fail_status(self, post: Post, response: requests.Response,
+                     body: tuple[str, str | None] | None = None) -> None:
+        """Fail ``post`` with an HttpError for the status; ``body`` is the excerpt and
+        JSON-RPC message of a body already read."""
         status = response.status_code
         url = response.url or self.url
-        excerpt, detail = body_excerpt(response)
+        excerpt, detail = body_excerpt(response) if body is None else body
         if status == 401:
             message = (f"the MCP server at {url} requires authorization (HTTP 401 "
                        "Unauthorized); pass credentials, e.g. headers={'Authorization': "

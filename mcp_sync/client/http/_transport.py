@@ -77,19 +77,18 @@ from ._core import ACCEPT_BOTH, EVENT_STREAM, End, HttpError, Outcome, Post, res
 from ._io import SocketRegistry, content_type, drain, is_connect_failure, read_limited
 from ._legacy import LegacyMixin
 from ._listener import ListenerMixin
+from ._modern_post import LEGACY_HINTS, ModernPosts, add_headers, names_version, shut
 
 __all__ = ["HttpClientTransport", "HttpError"]
 
 log = logging.getLogger("mcp_sync.http.client")
 
-#: The initialize answers that may mean "this is a 2024-11-05 server" (HTTP-37, AMBIG-24).
-_LEGACY_HINTS = frozenset({400, 404, 405})
 #: Statuses worth trying again later; any other refusal of a resumption is final.
 _TRANSIENT = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _SINGLE = (Request, Notification, Response, ErrorResponse)
 
 
-class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
+class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
     """A connection to an MCP server at one URL, over Streamable HTTP (or the old HTTP+SSE).
 
     Hand it to :class:`~mcp_sync.Client`; nothing goes on the network until the client
@@ -179,6 +178,9 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         self._notes = WorkerPool(self._threads, "notify", 1)
         self._ledger = CancelLedger()
         self._answers_json = False  # how the server answered the last request
+        self._initialize_tried = False
+        #: Tool name -> the argument paths its schema mirrors in Mcp-Param-* headers.
+        self._tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
 
     # --- what the transport knows ------------------------------------------------------------
 
@@ -229,6 +231,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
         body = encode(message)
         if isinstance(message, Notification) and message.method == "notifications/cancelled":
             cancelled = (message.params or {}).get("requestId")
+            if names_version(message) and is_request_id(cancelled):
+                # Modern: closing the request's answer is the cancel; nothing is posted.
+                post_under_way = self._ledger.give_up(cancelled)
+                if post_under_way is not None:
+                    self._close_answer(post_under_way)
+                return
             if is_request_id(cancelled) and self._ledger.cancel(cancelled, body) in (
                     Decision.WITHDRAWN, Decision.HELD):
                 return  # its request was never posted, or the server does not have it yet
@@ -243,8 +251,11 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 raise ConnectionClosed("the transport is closed")
             if self._lost is not None:
                 raise ConnectionLost(str(self._lost)) from self._lost
-            probe = (not self._posted and initialize_id is not None
+            # The first initialize, even after a modern probe, may find an old server.
+            probe = (not self._initialize_tried and initialize_id is not None
                      and self._legacy_fallback)
+            if initialize_id is not None:
+                self._initialize_tried = True
             if not self._posted and not probe:
                 self._mode_known.set()
             self._posted = True
@@ -254,6 +265,7 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 self._notes_written += 1
             post = Post(body, tuple(r.id for r in requests_in), initialize_id,
                         carries_initialized, probe, self._notes_written)
+            add_headers(post, message, self._tool_headers)
         if stale is not None:
             stale.shutdown()
         pool = self._posts if post.request_ids else self._notes
@@ -330,7 +342,10 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 return
             with self._lock:
                 session_id, version = self._session_id, self._protocol_version
+            if post.modern:  # no session in the modern era; the version is the request's
+                session_id = version = None
             headers = self._headers(ACCEPT_BOTH, session_id, version, json_body=True)
+            headers.update(post.extra_headers or {})
             if post.request_ids and self._answers_json:
                 # Its head comes with the answer: held cancellations go once it is sent.
                 self._sender_sockets.when_sent(
@@ -342,6 +357,12 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
                 return
             finally:
                 self._sender_sockets.when_sent(None)
+            if post.modern:
+                with self._lock:
+                    post.response = response
+                    closing = post.close_requested
+                if closing:
+                    shut(response)
             self._post_notes(self._ledger.reached(post))
             with response:
                 self._answer(session, post, response, session_id)
@@ -376,7 +397,10 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
     def _answer(self, session: requests.Session, post: Post, response: requests.Response,
                 session_id: str | None) -> None:
         status = response.status_code
-        if post.probe and status in _LEGACY_HINTS and self._try_legacy(post):
+        if ((post.modern or post.probe) and status in (400, 404)
+                and content_type(response) == "application/json" and self._refused(post, response)):
+            return
+        if post.probe and status in LEGACY_HINTS and self._try_legacy(post):
             return
         if status == 404 and session_id is not None:
             self._session_expired(session_id)
@@ -517,3 +541,4 @@ class HttpClientTransport(LegacyMixin, ListenerMixin, Transport):
             log.debug("DELETE of the session at %s failed: %s", self.url, str(exc))
         finally:
             session.close()
+
