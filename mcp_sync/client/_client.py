@@ -206,6 +206,7 @@ class Client(Factories, RequestMethods, ModernEra, Lifeline):
         self._resource_subscriptions: dict[str, None] = {}
         self._input_pool: WorkerPool | None = None
         self._meta_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._server_info_seen: Any = None  # the serverInfo of the last modern result
         self._connect: Callable[[], Transport] | None = None
         if isinstance(transport, Transport) or not callable(transport):
             if reconnect:

@@ -126,6 +126,7 @@ class ModernEra:
     _resource_subscriptions: dict[str, None]
     _input_pool: WorkerPool | None
     _meta_cache: dict[tuple[str, str | None], dict[str, Any]]
+    _server_info_seen: Any
 
     def _handshake(self, engine: Engine, timeout: float) -> None:
         raise NotImplementedError
@@ -358,8 +359,9 @@ class ModernEra:
         meta = result.get("_meta")
         raw = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         current = self._init_result
-        if not isinstance(raw, dict) or current is None:
-            return
+        if not isinstance(raw, dict) or current is None or raw == self._server_info_seen:
+            return  # every modern result carries it, nearly always as before
+        self._server_info_seen = raw
         try:
             info = from_wire(raw, types.Implementation)
         except RpcError:

@@ -73,15 +73,7 @@ from ..errors import (
     RequestCancelled,
     RequestTimeout,
 )
-from ..protocol._jsonrpc import (
-    Batch,
-    Incoming,
-    Invalid,
-    Message,
-    Notification,
-    Request,
-    RequestId,
-)
+from ..protocol._jsonrpc import Batch, Incoming, Invalid, Message, Notification, Request, RequestId
 from ..protocol._session import (
     CancelRequested,
     Ignored,
