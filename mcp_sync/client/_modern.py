@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -94,13 +95,40 @@ class Listening:
 
 
 class RoundsFuture(Future[dict[str, Any]]):
-    """The Future of a modern call, across its input-required rounds."""
+    """The Future of a modern call, across its input-required rounds.
 
-    def __init__(self) -> None:
+    Every round's request is sent with this Future as its own, so a call that needs no
+    input costs one Future, as in the legacy era: ``screen`` sees each answer first and
+    returns the result to complete with, or None when it started another round.
+    """
+
+    def __init__(self, engine: Engine, method: str,
+                 screen: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         super().__init__()
-        self.current: Future[dict[str, Any]] | None = None
-        self.engine: Engine | None = None
-        self.stopped = threading.Event()
+        self.engine = engine
+        self.method = method
+        self.stopped = False  # cancelled by the client: no further round starts
+        self._screen = screen
+
+    def set_result(self, result: dict[str, Any]) -> None:
+        if self.done():
+            super().set_result(result)  # refused (InvalidStateError), as ever
+            return
+        try:
+            final = self._screen(result)
+        except Exception as exc:
+            self.set_exception(exc)
+            return
+        if final is not None:
+            super().set_result(final)
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        if isinstance(exception, InvalidParams) and self.method == "resources/read":
+            # The era answers an unknown resource -32602 (no longer -32002): it is
+            # still a ResourceNotFound to the caller, with the code the server sent.
+            exception = ResourceNotFound(exception.message, exception.data,
+                                         code=int(exception.code))
+        super().set_exception(exception)
 
 
 class ModernEra:
@@ -243,8 +271,6 @@ class ModernEra:
 
     def _modern_call(self, engine: Engine, method: str, params: dict[str, Any] | None,
                      timeout: float, on_progress: ProgressCallback | None) -> RoundsFuture:
-        outer = RoundsFuture()
-        outer.engine = engine
         deadline = time.monotonic() + timeout
         rounds = [0]
 
@@ -258,44 +284,32 @@ class ModernEra:
             version = engine.session.negotiated_version
             assert version is not None
             try:
-                future = engine.request(method, with_meta(current, self._meta(version)),
-                                        timeout=remaining, on_progress=on_progress,
-                                        max_timeout=self.max_timeout)
+                engine.request(method, with_meta(current, self._meta(version)),
+                               timeout=remaining, on_progress=on_progress,
+                               max_timeout=self.max_timeout, future=outer)
             except McpError as exc:
                 _settle(outer, error=exc)
                 return
-            outer.current = future
-            if outer.stopped.is_set():
-                engine.cancel(future, "cancelled by the client")
-            future.add_done_callback(lambda done: answered(done, current))
+            if outer.stopped:
+                engine.cancel(outer, "cancelled by the client")
 
-        def answered(done: Future[dict[str, Any]], sent: dict[str, Any] | None) -> None:
-            error = done.exception()
-            if isinstance(error, InvalidParams) and method == "resources/read":
-                # The era answers an unknown resource -32602 (no longer -32002): it is
-                # still a ResourceNotFound to the caller, with the code the server sent.
-                error = ResourceNotFound(error.message, error.data, code=int(error.code))
-            if error is not None:
-                _settle(outer, error=error)
-                return
-            result = done.result()
+        def screen(result: dict[str, Any]) -> dict[str, Any] | None:
             self._note_server_info(result)
             if not is_input_required(result):
-                _settle(outer, result=_consumed(result))
-                return
+                return _consumed(result)
             rounds[0] += 1
             if rounds[0] > MAX_ROUNDS:
-                _settle(outer, error=McpError(
+                raise McpError(
                     f"the server asked for more input {MAX_ROUNDS} times in a row for one "
-                    f"{method}; the call was given up"))
-                return
+                    f"{method}; the call was given up")
             # Handlers may block for as long as a user takes: never on the reader thread.
-            if not self._inputs().submit(next_round, result, sent):
-                _settle(outer, error=ConnectionClosed("the client was closed"))
+            if not self._inputs().submit(next_round, result):
+                raise ConnectionClosed("the client was closed")
+            return None
 
-        def next_round(result: dict[str, Any], sent: dict[str, Any] | None) -> None:
+        def next_round(result: dict[str, Any]) -> None:
             try:
-                responses = self._answer_inputs(engine, result, outer.stopped)
+                responses = self._answer_inputs(engine, result, lambda: outer.stopped)
             except Exception as exc:
                 _settle(outer, error=exc)
                 return
@@ -310,6 +324,7 @@ class ModernEra:
                 again["requestState"] = result["requestState"]
             send(again)
 
+        outer = RoundsFuture(engine, method, screen)
         send(params)
         return outer
 
@@ -320,7 +335,7 @@ class ModernEra:
         return pool
 
     def _answer_inputs(self, engine: Engine, result: dict[str, Any],
-                       stopped: threading.Event) -> dict[str, Any] | None:
+                       stopped: Callable[[], bool]) -> dict[str, Any] | None:
         """The answers to the requests of an input-required result (None: it asked none).
 
         Raises:
@@ -336,7 +351,7 @@ class ModernEra:
         served = self._handlers.served_methods()
         answers: dict[str, Any] = {}
         for key, request in requests.items():
-            if stopped.is_set():
+            if stopped():
                 raise RequestCancelled("the call was cancelled while answering its "
                                        "input requests")
             method = request.get("method") if isinstance(request, dict) else None
@@ -349,7 +364,7 @@ class ModernEra:
             incoming = IncomingRequest(engine, Request(f"input:{key}", method,
                                                        params if isinstance(params, dict)
                                                        else None), None, None)
-            if stopped.is_set():
+            if stopped():
                 incoming.cancelled.set()
             answer = self._handlers.serve(incoming)
             answers[key] = answer
@@ -373,10 +388,8 @@ class ModernEra:
 
     def _cancel_call(self, engine: Engine, future: Future[dict[str, Any]]) -> bool:
         if isinstance(future, RoundsFuture):
-            future.stopped.set()
-            current = future.current
-            if current is not None and future.engine is not None:
-                future.engine.cancel(current, "cancelled by the client")
+            future.stopped = True
+            future.engine.cancel(future, "cancelled by the client")  # a round under way
             return _settle(future, error=RequestCancelled("the call was cancelled"))
         return engine.cancel(future, "cancelled by the client")
 

@@ -244,8 +244,9 @@ class Engine(Answering):
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
+        future: Future[dict[str, Any]] | None = None,
     ) -> Future[dict[str, Any]]:
-        """Send a request; the Future holds its result dict or the error to raise.
+        """Send a request; the Future (``future`` if given) holds its result or error.
 
         ``related_to`` names the peer's request that this one is part of (a tool asking
         the client for sampling); transports that keep a channel per request use it.
@@ -266,7 +267,7 @@ class Engine(Answering):
             lambda session: session.request(method, params, progress=on_progress is not None),
             timeout=timeout, on_progress=on_progress,
             progress_resets_timeout=progress_resets_timeout, max_timeout=max_timeout,
-            related_to=related_to)
+            related_to=related_to, future=future)
 
     def start_request(
         self,
@@ -277,9 +278,10 @@ class Engine(Answering):
         progress_resets_timeout: bool = True,
         max_timeout: float | None = None,
         related_to: RequestId | None = None,
+        future: Future[dict[str, Any]] | None = None,
     ) -> Future[dict[str, Any]]:
         """Like :meth:`request`, with the request built by the session under our lock."""
-        future: Future[dict[str, Any]] = Future()
+        future = Future() if future is None else future
         with self._lock:
             if self._ended is not None:
                 raise self._ended_error()
