@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import json
 import queue
+import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -511,3 +512,25 @@ class FakeServer:
         self.peer.close()
         if self.error is not None:
             raise self.error
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[Any], bound: float,
+                         what: str) -> None:
+    """Poll 127.0.0.1:``port`` until it accepts connections; each pause is a wait on
+    ``process``, so a child that exits at start is noticed at once.
+
+    Raises:
+        AssertionError: ``process`` exited, or nothing listened within ``bound`` seconds.
+    """
+    for _ in range(int(bound / 0.05)):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+            return
+        except ConnectionRefusedError:
+            pass
+        try:
+            process.wait(0.05)
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"{what} exited with {process.returncode} before listening")
+    raise AssertionError(f"{what} did not listen within {bound}s")

@@ -24,7 +24,7 @@ import requests
 from mcp_sync import Client
 from mcp_sync.errors import ConnectionClosed, InvalidParams, MethodNotFound, SessionExpired
 from mcp_sync.transports.http_client import HttpClientTransport
-from tests.helpers import LEGACY_ERA
+from tests.helpers import LEGACY_ERA, wait_until_listening
 
 pytestmark = pytest.mark.interop
 
@@ -69,21 +69,10 @@ class SdkHttpServer:
 
     def wait_ready(self) -> None:
         """Poll the port until it accepts connections; each pause is a wait on the child."""
-        attempts = int(START_BOUND / 0.05)
-        for _ in range(attempts):
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1.0).close()
-                return
-            except ConnectionRefusedError:
-                pass
-            try:
-                self.process.wait(0.05)
-            except subprocess.TimeoutExpired:
-                continue
-            raise AssertionError(f"the SDK server exited with {self.process.returncode}: "
-                                 f"{self._output()}")
-        raise AssertionError(f"the SDK server did not listen within {START_BOUND}s: "
-                             f"{self._output()}")
+        try:
+            wait_until_listening(self.port, self.process, START_BOUND, "the SDK server")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {self._output()}") from None
 
     def _output(self) -> str:
         self._log.flush()

@@ -20,6 +20,7 @@ import pytest
 from mcp_sync import Client, types
 from mcp_sync.client import ElicitationRequest
 from mcp_sync.errors import MethodNotFound
+from tests.helpers import wait_until_listening
 from tests.interop.test_http_sdk_server import ROOT, _free_port, running
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(90)]
@@ -43,7 +44,6 @@ HANDLERS: dict[str, Any] = {"elicitation_handler": elicit, "sampling_handler": s
 
 @pytest.fixture
 def http_url() -> Iterator[str]:
-    import socket
     import subprocess
 
     port = _free_port()
@@ -51,16 +51,7 @@ def http_url() -> Iterator[str]:
                                cwd=str(ROOT), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(400):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-                break
-            except ConnectionRefusedError:
-                try:
-                    process.wait(0.05)
-                except subprocess.TimeoutExpired:
-                    continue
-                pytest.fail("the SDK server exited before listening")
+        wait_until_listening(port, process, 20.0, "the SDK server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
