@@ -201,6 +201,29 @@ def _read_client(client: Path) -> dict[str, Outcome]:
     return outcomes
 
 
+def run_script(arguments: list[str], timeout: float) -> str:
+    """Run ``.ci/conformance ARGUMENTS`` and return what it printed; the test fails when
+    it cannot run the suite or runs past ``timeout`` (a scored scenario failing is read
+    from the results instead)."""
+    env = {**os.environ, "PYTHON": sys.executable}
+    # A session of its own, so that a run past its time is ended whole: the script, the
+    # suite, the server and any client it started.
+    process = subprocess.Popen(
+        ["bash", str(SCRIPT), *arguments], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        text=True, errors="replace", start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"the conformance suite ran longer than {timeout}s:\n{output[-4000:]}")
+    if process.returncode not in (0, 1):  # 1: a scored scenario failed
+        pytest.fail(f".ci/conformance could not run the suite (status "
+                    f"{process.returncode}):\n{output[-4000:]}")
+    return output
+
+
 @pytest.fixture(scope="module")
 def suite_run() -> Iterator[SuiteRun]:
     """Runs the whole suite once; its results are read, and its files removed, before the
@@ -210,23 +233,7 @@ def suite_run() -> Iterator[SuiteRun]:
                     "`bash .ci/conformance install` (.ci/run does)")
     with tempfile.TemporaryDirectory(prefix="mcp-sync-conformance-") as folder:
         results = Path(folder)
-        env = {**os.environ, "PYTHON": sys.executable}
-        # A session of its own, so that a run past its time is ended whole: the script,
-        # the suite, the server and any client it started.
-        process = subprocess.Popen(
-            ["bash", str(SCRIPT), "all", str(results)], cwd=ROOT, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            text=True, errors="replace", start_new_session=True)
-        try:
-            output, _ = process.communicate(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            output, _ = process.communicate()
-            pytest.fail(f"the conformance suite ran longer than {RUN_TIMEOUT}s:\n"
-                        f"{output[-4000:]}")
-        if process.returncode not in (0, 1):  # 1: a scored scenario failed
-            pytest.fail(f".ci/conformance could not run the suite (status "
-                        f"{process.returncode}):\n{output[-4000:]}")
+        output = run_script(["all", str(results)], RUN_TIMEOUT)
         run = SuiteRun(_read_results(results), output)
         run.modern_client = _read_client(results / "client-2026-07-28")
     yield run

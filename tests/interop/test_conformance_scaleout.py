@@ -18,11 +18,7 @@ everything is stopped before the first test reads the results.
 
 from __future__ import annotations
 
-import os
 import secrets
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -32,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, _children
+from tests.conftest import _children
 from tests.scaleout_helpers import Gunicorn, RedisServer, RoundRobinProxy, serve_proxy
 from tests.test_conformance import (
     EXPECTED_FAILURES,
@@ -40,12 +36,12 @@ from tests.test_conformance import (
     MODERN_EXPECTED_FAILURES,
     MODERN_SERVER_SCENARIOS,
     NODE,
-    SCRIPT,
     SERVER_SCENARIOS,
     SUITE,
     Outcome,
     SuiteRun,
     _read_results,
+    run_script,
 )
 
 RUN_TIMEOUT = 420.0  # both requirement sets through the proxy, on a loaded machine
@@ -67,23 +63,7 @@ class ProxiedRun(SuiteRun):
 
 
 def _run_suite(url: str, results: Path) -> str:
-    env = {**os.environ, "PYTHON": sys.executable}
-    # A session of its own, so that a run past its time is ended whole.
-    process = subprocess.Popen(
-        ["bash", str(SCRIPT), "server", str(results), "--url", url], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        text=True, errors="replace", start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        pytest.fail(f"the conformance suite ran longer than {RUN_TIMEOUT}s:\n"
-                    f"{output[-4000:]}")
-    if process.returncode not in (0, 1):  # 1: a scored scenario failed
-        pytest.fail(f".ci/conformance could not run the suite (status "
-                    f"{process.returncode}):\n{output[-4000:]}")
-    return output
+    return run_script(["server", str(results), "--url", url], RUN_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
