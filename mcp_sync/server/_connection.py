@@ -270,6 +270,8 @@ class ServerConnection:
             return self._run_hooked(incoming, self.server._listens.open)
         handler = (self.registry.handler(incoming.method)
                    if incoming.method != "server/discover" else _no_handler)
+        if not self.registry.call_hooks:
+            return serve_modern(self, incoming, handler)
         return self._run_hooked(
             incoming, lambda connection, request: serve_modern(connection, request, handler))
 

@@ -156,6 +156,8 @@ class Server(Announcing, Serving, ServerLogging):
         self.description = description
         self.website_url = website_url
         self.icons = make_icons(icons)
+        #: The identity modern results carry, and what it was made from (server/_modern).
+        self._modern_identity: tuple[tuple[Any, ...], dict[str, Any]] | None = None
         self._declare: dict[str, bool | None] = {
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,
