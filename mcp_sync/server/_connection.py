@@ -57,10 +57,7 @@ class ServerConnection:
         capabilities = server.capabilities()
         self.session = Session(
             Role.SERVER,
-            info=types.Implementation(
-                name=server.name, version=server.version, title=server.title,
-                description=server.description, website_url=server.website_url,
-                icons=server.icons),
+            info=server._implementation(),
             capabilities=capabilities,
             served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,
