@@ -243,8 +243,9 @@ class Watchdog:
         # items each were once kept, and scanned by every full garbage collection).
         self._heap: list[tuple[float, int, RequestId]] = []
         self._seq = itertools.count()
-        self._cond = threading.Condition(lock)
-        self._started = False
+        # Made with the thread: most connections (a stateless HTTP request's) never
+        # start one.
+        self._cond: threading.Condition | None = None
         self._stopped = False
 
     def schedule(self, call: Call) -> None:
@@ -257,8 +258,8 @@ class Watchdog:
         if len(self._heap) > 64 and len(self._heap) > 4 * len(self._pending):
             self._heap = [entry for entry in self._heap if entry[2] in self._pending]
             heapq.heapify(self._heap)
-        if not self._started:
-            self._started = True
+        if self._cond is None:
+            self._cond = threading.Condition(self._lock)
             self._threads.start("watchdog", self._watch)
         elif first:
             self._cond.notify()
@@ -278,9 +279,12 @@ class Watchdog:
         """Forget every deadline and let the thread return. Called with the lock held."""
         self._stopped = True
         self._heap.clear()
-        self._cond.notify_all()
+        if self._cond is not None:
+            self._cond.notify_all()
 
     def _watch(self) -> None:
+        cond = self._cond
+        assert cond is not None
         while True:
             expired: Taken = []
             with self._lock:
@@ -302,7 +306,7 @@ class Watchdog:
                     del self._pending[call.request_id]
                     expired.append((call, self._canceller.give_up(call, "timed out")))
                 if not expired:
-                    self._cond.wait(self._heap[0][0] - now if self._heap else None)
+                    cond.wait(self._heap[0][0] - now if self._heap else None)
             for call, notification in expired:
                 fail(call.future, RequestTimeout(
                     f"no answer to {describe(call.request)} within {call.timeout}s "

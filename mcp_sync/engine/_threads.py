@@ -104,8 +104,9 @@ class WorkerPool:
         self._group = group
         self._role = role
         self._max_workers = max_workers
-        self._admitted = (threading.BoundedSemaphore(max_workers + max_queued)
-                          if max_queued is not None else None)
+        # Tasks queued or running that count against the bound (None: no bound).
+        self._admission_limit = max_workers + max_queued if max_queued is not None else None
+        self._admitted = 0
         self._tasks: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...]] | None] = (
             queue.SimpleQueue())
         # Guards the counts below; workers waiting for a place wait on ``_place_freed``.
@@ -120,13 +121,14 @@ class WorkerPool:
     def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
         """Queue ``fn(*args)``; False (and nothing queued) once the pool is closed, or
         while the bound is reached."""
-        if self._admitted is not None and not self._admitted.acquire(blocking=False):
-            return False
         with self._lock:
             if self._closed:
-                if self._admitted is not None:
-                    self._admitted.release()
                 return False
+            limit = self._admission_limit
+            if limit is not None:
+                if self._admitted >= limit:
+                    return False
+                self._admitted += 1
             self._waiting += 1
             start = self._idle < self._waiting and self._workers < self._max_workers
             if start:
@@ -174,9 +176,11 @@ class WorkerPool:
         for _ in range(workers):
             self._tasks.put(_STOP)
 
-    def _end_task(self) -> None:
+    def _end_task(self, admitted: bool = False) -> None:
         with self._lock:
             self._running -= 1
+            if admitted and self._admission_limit is not None:
+                self._admitted -= 1
             self._place_freed.notify()
 
     def _work(self) -> None:
@@ -209,8 +213,6 @@ class WorkerPool:
             except BaseException:  # a task must never take its worker down with it
                 log.exception("unhandled error in %s task", self._role)
             finally:
-                self._end_task()
-                if self._admitted is not None:
-                    self._admitted.release()
+                self._end_task(admitted=True)
             # Not held while idle: a task's arguments may be large (an HTTP request body).
             del task, fn, args

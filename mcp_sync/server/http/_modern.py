@@ -107,6 +107,8 @@ def _header(environ: dict[str, Any], key: str) -> str | None:
     raw = environ.get(key)
     if raw is None:
         return None
+    if isinstance(raw, str) and raw.isascii():
+        return raw.strip(" \t")  # nearly always: nothing to decode
     try:
         # PEP 3333 hands header values over as Latin-1; clients send UTF-8.
         text = str(raw).encode("latin-1").decode("utf-8")
