@@ -584,3 +584,65 @@ def test_one_post_connections_share_their_worker_threads() -> None:
         assert len(workers) == 1 and next(iter(workers)).startswith("mcp_sync:")
         assert ran_on[5] == threading.current_thread().name
     assert not [t for t in threading.enumerate() if t.name in workers]
+
+
+# --- connections kept between requests --------------------------------------------------------
+
+
+def test_a_log_sent_after_its_request_was_answered_reaches_no_later_request() -> None:
+    """A modern request's connection may serve the next POST once it is answered: a log
+    message a tool sends about its own request after the answer (from a thread it left
+    behind) goes nowhere, even when a later request, from anyone, has the same id."""
+    server = Server("kept")
+    kept: list[Context] = []
+    sent: list[bool] = []
+
+    @server.tool()
+    def leave(ctx: Context) -> str:
+        """Keep the context past the answer."""
+        kept.append(ctx)
+        return "left"
+
+    @server.tool()
+    def speak(ctx: Context) -> str:
+        """Send a message for the earlier request, then one of its own."""
+        sent.append(kept[0].warning("stray"))
+        ctx.warning("mine")
+        return "spoke"
+
+    with make_wsgi_app(server) as app:
+        peer = ModernPeer(app)
+        assert peer.result(call("leave", {}, logLevel="debug") | {"id": 7})["content"][0][
+            "text"] == "left"
+        for _ in range(3):
+            messages = events_of(peer.post(call("speak", {}, logLevel="debug") | {"id": 7}))
+            logs = [m["params"]["data"] for m in messages
+                    if m.get("method") == "notifications/message"]
+            assert logs == ["mine"]
+            assert messages[-1]["result"]["content"][0]["text"] == "spoke"
+    assert sent == [False, False, False]
+
+
+def test_a_feature_added_between_requests_is_served_by_the_next_one() -> None:
+    """CAPS-7 per request: what the server declares is read again for each modern POST,
+    though connections are kept between them."""
+    server = Server("growing")
+
+    @server.tool()
+    def ping_tool() -> str:
+        """Answer."""
+        return "pong"
+
+    with make_wsgi_app(server) as app:
+        peer = ModernPeer(app)
+        for _ in range(3):
+            peer.result(call("ping_tool", {}))
+        assert peer.error(modern_request("prompts/list"), 404)["code"] == -32601
+
+        @server.prompt()
+        def hello() -> str:
+            """Say hello."""
+            return "hello"
+
+        prompts = peer.result(modern_request("prompts/list"))["prompts"]
+        assert [prompt["name"] for prompt in prompts] == ["hello"]

@@ -8,10 +8,8 @@ Theory of operation
   response, hands a request to the worker pool, queues a notification for the notifier,
   or writes the session's own answer (``ping``, ``initialize``, errors). It never runs
   user code.
-* **The pending table** maps each request id we sent to a
-  :class:`~mcp_sync.engine._deadlines.Call` holding its ``concurrent.futures.Future``. The id
-  is registered before the request is written, so an answer can never arrive for an
-  unknown id.
+* **The pending table** maps each request id we sent to a :class:`._deadlines.Call`
+  holding its Future, registered before the request is written.
 * **Workers** (a bounded :class:`~mcp_sync.engine._threads.WorkerPool`) run request handlers. A
   handler may itself send a request to the peer and block on it, because the reader
   keeps reading meanwhile. Past ``max_workers`` running and ``max_queued_requests``
@@ -20,38 +18,33 @@ Theory of operation
   Streamable HTTP server's request threads) may hand each one to the engine itself,
   in order, instead of waking the reader (``Transport.attach_receiver``). A thread that
   would only wait for the answer may then serve the request in one of the workers'
-  places (``WorkerPool.run_here``): two thread hand-offs fewer per call.
-* **Requests answered later.** A handler may leave its request open
-  (``IncomingRequest.answer_later``) and return: its worker goes back to the pool, and
-  whichever thread has the answer sends it (``IncomingRequest.answer``). A long-lived
-  request (a ``subscriptions/listen`` stream) so holds no worker. If the peer cancels it
+  places (``WorkerPool.run_here``): two thread hand-offs fewer per call. An engine that
+  serves one request per transport may go on to the next one's (:meth:`Engine.rebind`).
+* **Requests answered later** (``IncomingRequest.answer_later``, then ``answer`` from
+  any thread) hold no worker: a ``subscriptions/listen`` stream. If the peer cancels one
   or the connection ends first, its ``on_cancel`` runs and nothing is answered.
-* **The notifier** (one thread) delivers notifications and progress callbacks in the order
-  they arrived.
-* **The watchdog** (one thread, started with the first timed call) fails calls whose
-  deadline passed with :class:`~mcp_sync.errors.RequestTimeout` and sends
-  ``notifications/cancelled`` for them. Progress may push a deadline back, up to a hard
-  maximum (LIFECYCLE-11). Deadlines, the watchdog and giving up on calls live in
-  :mod:`mcp_sync.engine._deadlines`.
+* **The notifier** (one thread) delivers notifications and progress callbacks in order.
+* **The watchdog** (one thread, from the first timed call; :mod:`._deadlines`) fails
+  calls past their deadline and cancels them at the peer; progress may push a deadline
+  back, up to a hard maximum (LIFECYCLE-11).
 * **Nested calls.** A request we send on behalf of one we serve names it (``related_to``).
   When that request is cancelled (CANCEL-4) or its handler finishes, its calls still
   pending are cancelled like a timed-out one: the caller gets
   :class:`~mcp_sync.errors.RequestCancelled` and the peer ``notifications/cancelled``.
   A nested call started after that point fails at once and is never sent.
 * **Ending.** When the peer goes away every pending call fails at once with
-  :class:`~mcp_sync.errors.ConnectionLost`; after :meth:`Engine.close` with
-  :class:`~mcp_sync.errors.ConnectionClosed`. Running handlers see ``cancelled`` set.
+  ConnectionLost; after :meth:`Engine.close` with ConnectionClosed. Running handlers see
+  ``cancelled`` set.
 
-Locks: ``_lock`` guards the session, the pending table, the serving table and the
-deadline heap (the watchdog waits on a condition built on it); it is never held while
-writing or running user code. ``_write_lock`` makes each message one write.
-Answers and progress take ``_write_lock`` first and then ``_lock`` (never the other way
-round), so the order the session decides them in is the order they reach the wire.
+Locks: ``_lock`` guards the session, the pending, serving and deadline tables; it is
+never held while writing or running user code. ``_write_lock`` makes each message one
+write. Answers and progress take ``_write_lock`` first and then ``_lock`` (never the
+other way round), so the order the session decides them in is the order on the wire.
 
 A peer that stops reading can block a write for good. Timeouts still hold: a caller waits
 for the write lock only until its own deadline, and neither the watchdog nor the reader
-(cancelling nested calls) ever waits for it: they queue their cancellations in the
-:class:`~mcp_sync.engine._deadlines.Canceller`, and whoever holds the lock sends them on release.
+ever waits for it: they queue their cancellations in the :class:`._deadlines.Canceller`,
+and whoever holds the lock sends them on release.
 """
 
 from __future__ import annotations
@@ -474,6 +467,15 @@ class Engine(Answering):
             except Exception:
                 log.exception("error while closing the transport")
         self._done.set()
+
+    def rebind(self, transport: Transport) -> bool:
+        """Go on over ``transport`` if nothing is under way (no call, no request served);
+        False, with nothing changed, otherwise or once the connection ended."""
+        with self._lock:
+            if self._ended is not None or self._serving or self._pending:
+                return False
+            self.transport = transport
+        return transport.attach_receiver(self._receive_pushed)
 
     def _receive_pushed(self, incoming: Incoming, serve_here: bool) -> list[Callable[[], None]]:
         """What the reader does with a message, done by the transport's thread that got it.

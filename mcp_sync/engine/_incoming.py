@@ -74,6 +74,11 @@ class IncomingRequest:
         """Send progress if the requester asked for it; False when nothing was sent."""
         return self.engine._send_progress(self, progress, total, message)
 
+    @property
+    def being_served(self) -> bool:
+        """True until this request is answered, cancelled or its connection ended."""
+        return self.engine._serving.get(self.id) is self
+
     # --- requests answered later ------------------------------------------------------------
 
     def answer_later(self, on_cancel: Callable[[], None]) -> bool:

@@ -127,6 +127,9 @@ def modern_log(connection: ServerConnection, incoming: IncomingRequest,
     scope: RequestScope = incoming.scope
     if scope.log_level is None or connection.capabilities.logging is None:
         return False
+    if not incoming.being_served:
+        # Its connection may serve another request by now, even one with the same id.
+        return False
     if level_rank(level) < level_rank(check_level(scope.log_level)):
         return False
     params: dict[str, Any] = {"level": level, "data": json_safe(data)}

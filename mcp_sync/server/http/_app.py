@@ -166,6 +166,7 @@ class StreamableHttpApp(GetAndDelete):
         self._sessions: dict[str, _Session] = {}
         self._starting = 0
         self._stateless_connections: set[ServerConnection] = set()
+        self._idle_request_connections: list[ServerConnection] = []  # of those, idle
         self._get_streams = 0
         self._closed = False
         self._threads = ThreadGroup("http")

@@ -4,8 +4,9 @@ One endpoint serves both eras. A POST without ``Mcp-Session-Id`` is modern when 
 request carries the era's ``_meta`` keys or its ``MCP-Protocol-Version`` header names a
 modern version the server speaks (an ``initialize`` offering a ``protocolVersion`` is
 legacy whatever else it carries); everything else takes the legacy path exactly as
-before. A modern request is served statelessly: a connection of its own, closed with its
-answer, nothing stored, so any process behind any load balancer can answer it.
+before. A modern request is served statelessly: by a connection that holds nothing of
+the client (kept for a later request once answered, :func:`._stateless.take_request_connection`),
+nothing stored, so any process behind any load balancer can answer it.
 
 Before it runs, the request's mirrored headers are checked against its body
 (SEP-2243): ``MCP-Protocol-Version`` must equal ``_meta``'s version, ``Mcp-Method`` the
@@ -46,7 +47,12 @@ from ...protocol._modern import (
 from ._answer import PostAnswer
 from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
-from ._stateless import close_request_connection, open_request_connection
+from ._stateless import (
+    close_request_connection,
+    give_back_request_connection,
+    open_request_connection,
+    take_request_connection,
+)
 
 if TYPE_CHECKING:
     from ._app import StreamableHttpApp
@@ -204,13 +210,20 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     if refused is not None:
         return _refuse(incoming.id, refused)
     transport = RequestTransport(incoming, keep_events=use_sse)
-    connection = open_request_connection(app, transport)
+    # A stream kept open (subscriptions/listen) holds its connection: a fresh one.
+    streaming = incoming.method in STREAMING_METHODS
+    connection = (open_request_connection(app, transport) if streaming
+                  else take_request_connection(app, transport))
     if connection is None:
         return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down",
                               request_id=incoming.id)
 
     def finish() -> None:
-        close_request_connection(app, connection)
+        if streaming:
+            close_request_connection(app, connection)
+        else:
+            transport.close()  # whatever comes late about this request goes nowhere
+            give_back_request_connection(app, connection)
 
     try:
         if incoming.method == "tools/call":
@@ -248,8 +261,8 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     def release(answered: bool) -> None:
         if answered:
             finish()
-        else:
-            app._closer.submit(finish)  # its handler may take a moment to notice
+        else:  # its handler may take a moment to notice
+            app._closer.submit(close_request_connection, app, connection)
 
     return PostAnswer.events(RequestEvents(transport, keepalive=app.keepalive_interval,
                                            on_close=release))

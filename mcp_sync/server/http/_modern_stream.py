@@ -1,7 +1,8 @@
 """The transport of one modern (2026-07-28) request over Streamable HTTP, and its stream.
 
-A modern POST carries one request and gets its own connection (no session: nothing of
-it outlives the answer). :class:`RequestTransport` is what that connection writes to:
+A modern POST carries one request and its connection serves nothing else until it is
+answered (no session: nothing of it outlives the answer; the connection may then go on
+to a later POST's transport). :class:`RequestTransport` is what that connection writes to:
 the answer, and the notifications the handler sends about the request (progress, log
 messages, what a long-lived request such as ``subscriptions/listen`` streams), in
 order: whatever the connection writes with ``related_to`` set to the request's id.

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from .._connection import ServerConnection
     from ._app import StreamableHttpApp
 
-__all__ = ["close_request_connection", "open_request_connection", "post_stateless"]
+__all__ = ["close_request_connection", "give_back_request_connection", "open_request_connection",
+           "post_stateless", "take_request_connection"]
 
 log = logging.getLogger("mcp_sync.http.server")
 
@@ -44,6 +45,44 @@ def close_request_connection(app: StreamableHttpApp, connection: ServerConnectio
     connection.close()
     with app._lock:
         app._stateless_connections.discard(connection)
+
+
+#: How many connections that served a modern POST are kept for the next ones.
+MAX_IDLE_REQUEST_CONNECTIONS = 32
+
+
+def take_request_connection(app: StreamableHttpApp,
+                            transport: Transport) -> ServerConnection | None:
+    """A connection to serve one modern POST over ``transport``: one an earlier POST left
+    idle when it can go on (nothing of the last request under way, the server's
+    capabilities unchanged), a new one otherwise; None when the app is closing.
+
+    Making a connection (its session, engine and their locks) costs about as much as
+    serving a small request: a modern request has nothing of its own in a connection
+    but its transport, so connections are kept between requests (bounded by
+    :data:`MAX_IDLE_REQUEST_CONNECTIONS`).
+    """
+    while True:
+        with app._lock:
+            idle = app._idle_request_connections
+            connection = idle.pop() if idle else None
+        if connection is None:
+            return open_request_connection(app, transport)
+        if (connection.session.capabilities is connection.server.capabilities()
+                and connection.engine.rebind(transport)):
+            return connection
+        close_request_connection(app, connection)
+
+
+def give_back_request_connection(app: StreamableHttpApp,
+                                 connection: ServerConnection) -> None:
+    """Keep a connection whose modern request is answered for the next POST, or close it."""
+    with app._lock:
+        idle = app._idle_request_connections
+        if not app._closed and len(idle) < MAX_IDLE_REQUEST_CONNECTIONS:
+            idle.append(connection)
+            return
+    close_request_connection(app, connection)
 
 
 def post_stateless(app: StreamableHttpApp, request: Request, incoming: Incoming,
