@@ -1,5 +1,6 @@
 """Helpers for the authorization tests: a test issuer that signs real JWTs with RSA keys
-and serves its JWKS and an RFC 7662 introspection endpoint over HTTP on 127.0.0.1.
+and serves its JWKS and an RFC 7662 introspection endpoint over HTTP on 127.0.0.1; a
+protected server whose tools note each call and its ``ctx.auth``; a client of it.
 
 The issuer's HTTP server is ``wsgiref`` on a thread of its own, started by ``open`` and
 shut down and joined by ``close``: the verifiers under test fetch keys and ask about
@@ -16,13 +17,19 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref import simple_server
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from werkzeug.test import Client as WerkzeugClient
+from werkzeug.test import TestResponse
 
-__all__ = ["RESOURCE", "TestIssuer", "rsa_key"]
+from mcp_sync import Context, Server
+from mcp_sync.auth import AccessToken
+from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, messages_of
+
+__all__ = ["RESOURCE", "Calls", "Peer", "TestIssuer", "challenge", "make_server", "rsa_key"]
 
 #: The canonical URI of the protected MCP endpoint in these tests.
 RESOURCE = "https://mcp.example.com/mcp"
@@ -37,7 +44,7 @@ def rsa_key(index: int = 0) -> rsa.RSAPrivateKey:
     return _KEYS[index]
 
 
-class _QuietHandler(WSGIRequestHandler):
+class _QuietHandler(simple_server.WSGIRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
@@ -57,14 +64,15 @@ class TestIssuer:
         self.introspection_client = ("resource-server", "rs-secret")
         self.introspection_status = 200
         self._lock = threading.Lock()
-        self._server: WSGIServer | None = None
+        self._server: simple_server.WSGIServer | None = None
         self._thread: threading.Thread | None = None
         self.issuer = ""
 
     # --- serving ----------------------------------------------------------------------------
 
     def open(self) -> TestIssuer:
-        self._server = make_server("127.0.0.1", 0, self._app, handler_class=_QuietHandler)
+        self._server = simple_server.make_server("127.0.0.1", 0, self._app,
+                                                handler_class=_QuietHandler)
         self.issuer = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05},
@@ -178,3 +186,107 @@ def _json(start_response: Callable[..., Any], status: int, body: Any) -> list[by
     start_response(f"{status} {reason}", [("Content-Type", "application/json"),
                                           ("Content-Length", str(len(data)))])
     return [data]
+
+
+# --- a protected server and its clients ---------------------------------------------------
+
+
+class Calls:
+    """What the tools saw: how many times each ran, and ``ctx.auth`` of each run."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}
+        self.auth: list[AccessToken | None] = []
+        self.lock = threading.Lock()
+
+    def note(self, name: str, ctx: Context) -> None:
+        with self.lock:
+            self.count[name] = self.count.get(name, 0) + 1
+            self.auth.append(ctx.auth)
+
+    @property
+    def total(self) -> int:
+        return sum(self.count.values())
+
+
+def make_server(calls: Calls) -> Server:
+    server = Server("protected", version="1.0.0")
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """Who is asking."""
+        calls.note("whoami", ctx)
+        auth = ctx.auth
+        return "nobody" if auth is None else f"{auth.subject} {' '.join(sorted(auth.scopes))}"
+
+    @server.tool(scopes=["files:write"])
+    def write_file(path: str, ctx: Context) -> str:
+        """Needs files:write."""
+        calls.note("write_file", ctx)
+        return f"wrote {path}"
+
+    return server
+
+
+class Peer:
+    """A client of the protected application, with a token of its own."""
+
+    def __init__(self, app: Any, token: str | None) -> None:
+        self.client = WerkzeugClient(app)
+        self.token = token
+        self.session_id: str | None = None
+
+    def headers(self, token: str | None = None, **extra: str) -> dict[str, str]:
+        headers = dict(HEADERS)
+        token = token or self.token
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        headers.update(extra)
+        return headers
+
+    def post(self, body: Any, *, token: str | None = None, **extra: str) -> TestResponse:
+        return self.client.post("/mcp", data=json.dumps(body), buffered=True,
+                                headers=self.headers(token, **extra))
+
+    def initialize(self) -> None:
+        response = self.post(INITIALIZE)
+        assert response.status_code == 200, response.get_data()
+        self.session_id = response.headers["Mcp-Session-Id"]
+        assert self.post(INITIALIZED).status_code == 202
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                  token: str | None = None) -> TestResponse:
+        return self.post(call(7, "tools/call", {"name": name, "arguments": arguments or {}}),
+                         token=token)
+
+    def text(self, response: TestResponse) -> str:
+        assert response.status_code == 200, (response.status_code, response.get_data())
+        (answer,) = [m for m in messages_of(response) if "id" in m]
+        return str(answer["result"]["content"][0]["text"])
+
+
+def challenge(response: TestResponse) -> dict[str, str]:
+    """The auth-params of a ``WWW-Authenticate: Bearer`` challenge."""
+    header = response.headers["WWW-Authenticate"]
+    scheme, _, rest = header.partition(" ")
+    assert scheme == "Bearer"
+    params = {}
+    for part in _split_params(rest):
+        name, _, value = part.partition("=")
+        params[name.strip()] = value.strip().strip('"')
+    return params
+
+
+def _split_params(text: str) -> list[str]:
+    parts, current, quoted = [], "", False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [*parts, current] if current.strip() else parts

@@ -12,61 +12,21 @@ DES-15.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from werkzeug.test import Client as WerkzeugClient
-from werkzeug.test import TestResponse
 
-from mcp_sync import Context, Server
-from mcp_sync.auth import AccessToken, InvalidToken, JWTVerifier, ResourceServer
+from mcp_sync.auth import InvalidToken, JWTVerifier, ResourceServer
 from mcp_sync.transports.http_server import StreamableHttpApp
-from tests.auth_support import RESOURCE, TestIssuer, rsa_key
-from tests.http_server_helpers import HEADERS, INITIALIZE, INITIALIZED, call, messages_of
+from tests.auth_support import RESOURCE, Calls, Peer, TestIssuer, challenge, make_server, rsa_key
+from tests.http_server_helpers import HEADERS, INITIALIZE, call
 from tests.server_support import modern_request
 from tests.test_modern_http import standard_headers
 
 PRM_ROOT = "/.well-known/oauth-protected-resource"
 PRM_URL = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-
-
-class Calls:
-    """What the tools saw: how many times each ran, and ``ctx.auth`` of each run."""
-
-    def __init__(self) -> None:
-        self.count: dict[str, int] = {}
-        self.auth: list[AccessToken | None] = []
-        self.lock = threading.Lock()
-
-    def note(self, name: str, ctx: Context) -> None:
-        with self.lock:
-            self.count[name] = self.count.get(name, 0) + 1
-            self.auth.append(ctx.auth)
-
-    @property
-    def total(self) -> int:
-        return sum(self.count.values())
-
-
-def make_server(calls: Calls) -> Server:
-    server = Server("protected", version="1.0.0")
-
-    @server.tool()
-    def whoami(ctx: Context) -> str:
-        """Who is asking."""
-        calls.note("whoami", ctx)
-        auth = ctx.auth
-        return "nobody" if auth is None else f"{auth.subject} {' '.join(sorted(auth.scopes))}"
-
-    @server.tool(scopes=["files:write"])
-    def write_file(path: str, ctx: Context) -> str:
-        """Needs files:write."""
-        calls.note("write_file", ctx)
-        return f"wrote {path}"
-
-    return server
 
 
 @pytest.fixture
@@ -91,70 +51,6 @@ def resource_server(issuer: TestIssuer, **options: Any) -> ResourceServer:
 def app(issuer: TestIssuer, calls: Calls) -> Iterator[StreamableHttpApp]:
     with make_server(calls).wsgi_app(auth=resource_server(issuer), legacy_sse=True) as app:
         yield app
-
-
-class Peer:
-    """A client of the protected application, with a token of its own."""
-
-    def __init__(self, app: Any, token: str | None) -> None:
-        self.client = WerkzeugClient(app)
-        self.token = token
-        self.session_id: str | None = None
-
-    def headers(self, token: str | None = None, **extra: str) -> dict[str, str]:
-        headers = dict(HEADERS)
-        token = token or self.token
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        headers.update(extra)
-        return headers
-
-    def post(self, body: Any, *, token: str | None = None, **extra: str) -> TestResponse:
-        return self.client.post("/mcp", data=json.dumps(body), buffered=True,
-                                headers=self.headers(token, **extra))
-
-    def initialize(self) -> None:
-        response = self.post(INITIALIZE)
-        assert response.status_code == 200, response.get_data()
-        self.session_id = response.headers["Mcp-Session-Id"]
-        assert self.post(INITIALIZED).status_code == 202
-
-    def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
-                  token: str | None = None) -> TestResponse:
-        return self.post(call(7, "tools/call", {"name": name, "arguments": arguments or {}}),
-                         token=token)
-
-    def text(self, response: TestResponse) -> str:
-        assert response.status_code == 200, (response.status_code, response.get_data())
-        (answer,) = [m for m in messages_of(response) if "id" in m]
-        return str(answer["result"]["content"][0]["text"])
-
-
-def challenge(response: TestResponse) -> dict[str, str]:
-    """The auth-params of a ``WWW-Authenticate: Bearer`` challenge."""
-    header = response.headers["WWW-Authenticate"]
-    scheme, _, rest = header.partition(" ")
-    assert scheme == "Bearer"
-    params = {}
-    for part in _split_params(rest):
-        name, _, value = part.partition("=")
-        params[name.strip()] = value.strip().strip('"')
-    return params
-
-
-def _split_params(text: str) -> list[str]:
-    parts, current, quoted = [], "", False
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        if char == "," and not quoted:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    return [*parts, current] if current.strip() else parts
 
 
 # --- the 401 challenge ----------------------------------------------------------------------
