@@ -365,3 +365,24 @@ def test_an_unreachable_issuer_is_503_not_401(calls: Calls) -> None:
         response = Peer(app, token).post(INITIALIZE)
     assert response.status_code == 503
     assert calls.total == 0
+
+
+def test_the_flask_example_routes_the_metadata_behind_oauth_v1125_20(
+        issuer: TestIssuer) -> None:
+    """examples/flask_app.py mounts MCP under /mcp; with ``auth`` the metadata still
+    answers at the origin's root, and the Flask routes stay open."""
+    from tests.test_http_embedding import load_flask_example
+
+    flask_app = load_flask_example().create_app(auth=resource_server(issuer))
+    try:
+        client = flask_app.test_client()
+        assert client.get(PRM_ROOT + "/mcp").get_json()["resource"] == RESOURCE
+        assert client.get(PRM_ROOT).status_code == 200
+        assert client.get("/health").status_code == 200
+        refused = client.post("/mcp", data=json.dumps(INITIALIZE), headers=HEADERS)
+        assert refused.status_code == 401
+        accepted = client.post("/mcp", data=json.dumps(INITIALIZE), headers={
+            **HEADERS, "Authorization": f"Bearer {issuer.mint()}"})
+        assert accepted.status_code == 200
+    finally:
+        flask_app.extensions["mcp"].close()

@@ -266,6 +266,16 @@ class ResourceServer:
         return Response(status=302, headers={"Location": target,
                                              "Access-Control-Allow-Origin": "*"})
 
+    def well_known_mounts(self) -> dict[str, ResourceServer]:
+        """The paths to route to this object when the MCP application is mounted under
+        a prefix (``DispatcherMiddleware(host, {"/mcp": mcp_app,
+        **auth.well_known_mounts()})``): the documents live at the root of the origin,
+        where the host application, not the MCP one, receives their requests."""
+        mounts = {PRM_PATH: self}
+        if self.legacy_metadata is not None and self.legacy_metadata is not False:
+            mounts[AS_METADATA_PATH] = self
+        return mounts
+
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         """A WSGI application answering the well-known documents (404 elsewhere), to
         route ``/.well-known/`` to when the MCP application is mounted under a prefix."""
