@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from werkzeug.test import Client as WerkzeugClient
 
-from mcp_sync.auth import InvalidToken, JWTVerifier, ResourceServer
+from mcp_sync.auth import AccessToken, InvalidToken, JWTVerifier, ResourceServer
 from mcp_sync.transports.http_server import StreamableHttpApp
 from tests.auth_support import RESOURCE, Calls, Peer, TestIssuer, challenge, make_server, rsa_key
 from tests.http_server_helpers import HEADERS, INITIALIZE, call
@@ -386,3 +386,54 @@ def test_the_flask_example_routes_the_metadata_behind_oauth_v1125_20(
         assert accepted.status_code == 200
     finally:
         flask_app.extensions["mcp"].close()
+
+
+def test_stateless_mode_checks_tokens_and_fills_ctx_auth(
+        issuer: TestIssuer, calls: Calls) -> None:
+    with make_server(calls).wsgi_app(stateless=True, auth=resource_server(issuer)) as app:
+        assert Peer(app, None).call_tool("whoami").status_code == 401
+        assert Peer(app, issuer.mint(lifetime=-3600)).call_tool("whoami").status_code == 401
+        peer = Peer(app, issuer.mint("dora"))
+        assert peer.text(peer.call_tool("whoami")) == "dora mcp"
+    assert [token.subject for token in calls.auth if token is not None] == ["dora"]
+
+
+def test_the_token_verifier_hook_is_asked_first(issuer: TestIssuer, calls: Calls) -> None:
+    asked: list[str] = []
+
+    def hook(request: Any) -> bool:
+        asked.append(request.headers.get("Authorization", ""))
+        return request.headers.get("X-Tenant") == "ok"
+
+    server = make_server(calls)
+    with server.wsgi_app(auth=resource_server(issuer), token_verifier=hook) as app:
+        token = issuer.mint()
+        refused = Peer(app, token).post(INITIALIZE)
+        assert refused.status_code == 401
+        assert challenge(refused)["error"] == "invalid_token"
+        assert Peer(app, token).post(INITIALIZE, **{"X-Tenant": "ok"}).status_code == 200
+    assert len(asked) == 2
+
+
+def test_a_resource_must_be_an_absolute_uri_and_an_issuer_named() -> None:
+    class Nobody:
+        def verify(self, token: str) -> AccessToken | None:
+            return None
+
+    for resource in ("mcp.example.com/mcp", "ftp://x/mcp", "https://x/mcp#frag"):
+        with pytest.raises(ValueError):
+            ResourceServer(resource, ["https://idp"], Nobody())
+    with pytest.raises(ValueError):
+        ResourceServer(RESOURCE, [], Nobody())
+    with pytest.raises(TypeError):
+        ResourceServer(RESOURCE, ["https://idp"], object())  # type: ignore[arg-type]
+    # Canonical form (V0618-39): lower-case scheme and host, no trailing slash.
+    assert ResourceServer("HTTPS://MCP.Example.com/mcp/", ["https://idp"],
+                          Nobody()).resource == RESOURCE
+
+
+def test_an_access_token_hides_its_secret_and_can_be_hashed() -> None:
+    token = AccessToken(token="s3cret", subject="a", scopes=["x"], claims={"k": [1]})
+    assert "s3cret" not in repr(token)
+    assert token == AccessToken(token="s3cret", subject="a", scopes={"x"})
+    assert len({token}) == 1

@@ -93,7 +93,7 @@ class AccessToken:
     expires_at: int | None = None
     audience: tuple[str, ...] = attrs.field(default=(), converter=_string_tuple)
     issuer: str | None = None
-    claims: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+    claims: Mapping[str, Any] = attrs.field(factory=dict, repr=False, eq=False)
 
     @property
     def identity(self) -> str:
