@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from werkzeug.test import Client as WerkzeugClient
 
+from mcp_sync import Context, Server
 from mcp_sync.auth import AccessToken, InvalidToken, JWTVerifier, ResourceServer
 from mcp_sync.transports.http_server import StreamableHttpApp
 from tests.auth_support import RESOURCE, Calls, Peer, TestIssuer, challenge, make_server, rsa_key
@@ -437,3 +438,37 @@ def test_an_access_token_hides_its_secret_and_can_be_hashed() -> None:
     assert "s3cret" not in repr(token)
     assert token == AccessToken(token="s3cret", subject="a", scopes={"x"})
     assert len({token}) == 1
+
+
+def test_request_state_minted_for_one_identity_is_foreign_to_another_v0618_45(
+        issuer: TestIssuer) -> None:
+    """V0618-45 in the modern era: the requestState of an input-required result is bound
+    to the token's identity; another user bringing it back gets -32602 "foreign"."""
+    server = Server("asking")
+    runs: list[str] = []
+
+    @server.tool()
+    def greet(ctx: Context) -> str:
+        runs.append(str(ctx.auth.subject if ctx.auth else None))
+        answer = ctx.elicit("Name?", {"name": str})
+        return f"hello {answer.value['name']}"
+
+    caps = {"elicitation": {"form": {}}}
+    params = {"name": "greet", "arguments": {}}
+    with server.wsgi_app(auth=resource_server(issuer)) as app:
+        first_message = modern_request("tools/call", params, 1, clientCapabilities=caps)
+        first = Peer(app, issuer.mint("alice")).post(first_message,
+                                                     **standard_headers(first_message))
+        state = json.loads(first.get_data())["result"]
+        assert state["resultType"] == "input_required"
+        answers = {key: {"action": "accept", "content": {"name": "Al"}}
+                   for key in state["inputRequests"]}
+        again = modern_request("tools/call", {**params, "inputResponses": answers,
+                                              "requestState": state["requestState"]}, 2,
+                               clientCapabilities=caps)
+        stolen = Peer(app, issuer.mint("mallory")).post(again, **standard_headers(again))
+        error = json.loads(stolen.get_data())["error"]
+        assert error["code"] == -32602 and error["data"] == {"reason": "foreign"}
+        own = Peer(app, issuer.mint("alice")).post(again, **standard_headers(again))
+        assert json.loads(own.get_data())["result"]["content"][0]["text"] == "hello Al"
+    assert runs == ["alice", "alice"]
