@@ -472,3 +472,20 @@ def test_request_state_minted_for_one_identity_is_foreign_to_another_v0618_45(
         own = Peer(app, issuer.mint("alice")).post(again, **standard_headers(again))
         assert json.loads(own.get_data())["result"]["content"][0]["text"] == "hello Al"
     assert runs == ["alice", "alice"]
+
+
+def test_another_resources_metadata_is_not_answered(app: StreamableHttpApp) -> None:
+    """RFC 9728 3.1: the path-specific document names one resource; others are 404."""
+    assert WerkzeugClient(app).get(PRM_ROOT + "/other").status_code == 404
+
+
+def test_a_session_records_identity_survives_json_and_old_records_load() -> None:
+    """V0618-45 across processes: the identity is part of the stored record; a record
+    written before the field existed loads as unbound."""
+    from mcp_sync.transports.http_server import SessionRecord
+
+    record = SessionRecord(session_id="s", protocol_version="2025-11-25",
+                           identity="sub:https://idp alice")
+    assert SessionRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
+    old = {key: value for key, value in record.to_json().items() if key != "identity"}
+    assert SessionRecord.from_json(old).identity is None

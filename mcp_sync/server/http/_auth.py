@@ -239,7 +239,9 @@ class ResourceServer:
         document this resource server answers."""
         if path == AS_METADATA_PATH:
             return self.legacy_metadata is not None and self.legacy_metadata is not False
-        return path == PRM_PATH or path.startswith(PRM_PATH + "/")
+        # The root document and this resource's own (RFC 9728 section 3.1); another
+        # resource's path-specific document is not ours to answer.
+        return path in (PRM_PATH, PRM_PATH + self._resource_path)
 
     def metadata_response(self, request: Request) -> Response:
         """The answer to a GET of a well-known document (:meth:`serves` was true)."""
