@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import attrs
 from werkzeug.wrappers import Request, Response
@@ -317,7 +317,8 @@ class ResourceServer:
     def authenticate(self, request: Request) -> AccessToken | Response:
         """The request's verified token, or the answer that refuses the request."""
         environ = request.environ
-        if "access_token=" in environ.get("QUERY_STRING", ""):
+        query = environ.get("QUERY_STRING", "")
+        if "access_token" in query and "access_token" in parse_qs(query):
             return self.challenge(400, "invalid_request",
                                   "access tokens are accepted only in the Authorization header")
         header = environ.get("HTTP_AUTHORIZATION", "")
