@@ -489,3 +489,12 @@ def test_a_session_records_identity_survives_json_and_old_records_load() -> None
     assert SessionRecord.from_json(json.loads(json.dumps(record.to_json()))) == record
     old = {key: value for key, value in record.to_json().items() if key != "identity"}
     assert SessionRecord.from_json(old).identity is None
+
+
+def test_an_issuer_serving_no_keys_is_503_not_401(issuer: TestIssuer, calls: Calls) -> None:
+    """A broken key set is the issuer's fault: the client is not sent to re-authorize."""
+    token = issuer.mint()
+    issuer.keys = {}
+    with make_server(calls).wsgi_app(auth=resource_server(issuer)) as app:
+        assert Peer(app, token).post(INITIALIZE).status_code == 503
+    assert calls.total == 0

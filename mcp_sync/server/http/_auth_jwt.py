@@ -157,6 +157,10 @@ class JWTVerifier:
         except jwt.PyJWKClientConnectionError:
             raise
         except jwt.PyJWKClientError as exc:
+            # A key set the issuer serves broken is the issuer's fault (503); only a key
+            # it does not hold, even after fetching the set again, is the token's (401).
+            if "Unable to find a signing key" not in str(exc):
+                raise
             raise InvalidToken(f"the token's signing key is not known: {exc}") from exc
         if len(keys) != 1:
             raise InvalidToken("the token names no key (kid) and the issuer has several")
