@@ -63,6 +63,9 @@ class TestIssuer:
         self.introspected: dict[str, dict[str, Any]] = {}
         self.introspection_client = ("resource-server", "rs-secret")
         self.introspection_status = 200
+        #: The clients of the token endpoint (client credentials), id -> secret.
+        self.clients = {"machine": "machine-secret"}
+        self.token_requests: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._server: simple_server.WSGIServer | None = None
         self._thread: threading.Thread | None = None
@@ -110,6 +113,10 @@ class TestIssuer:
             return _json(start_response, 200, self.jwks())
         if path == "/introspect" and environ["REQUEST_METHOD"] == "POST":
             return self._introspect(environ, start_response)
+        if path == "/.well-known/oauth-authorization-server":
+            return _json(start_response, 200, self.metadata())
+        if path == "/token" and environ["REQUEST_METHOD"] == "POST":
+            return self._token(environ, start_response)
         return _json(start_response, 404, {"error": "not_found"})
 
     def _introspect(self, environ: dict[str, Any],
@@ -128,6 +135,36 @@ class TestIssuer:
         answer = self.introspected.get(token)
         return _json(start_response, 200, {"active": True, **answer} if answer is not None
                      else {"active": False})
+
+    def metadata(self) -> dict[str, Any]:
+        """RFC 8414 metadata: a token endpoint for client credentials, the key set (the
+        authorization endpoint is named, as clients require, but not served)."""
+        return {"issuer": self.issuer, "token_endpoint": self.issuer + "/token",
+                "authorization_endpoint": self.issuer + "/authorize",
+                "jwks_uri": self.jwks_uri, "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+                "introspection_endpoint": self.introspection_endpoint}
+
+    def _token(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        """Client credentials (RFC 6749 4.4) for the registered clients: a JWT whose
+        audience is the ``resource`` asked for (RFC 8707)."""
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        form = {key: values[0] for key, values in
+                parse_qs(environ["wsgi.input"].read(length).decode()).items()}
+        with self._lock:
+            self.token_requests.append(form)
+        client = _basic_user(environ.get("HTTP_AUTHORIZATION", ""), self.clients)
+        if client is None:
+            return _json(start_response, 401, {"error": "invalid_client"})
+        if form.get("grant_type") != "client_credentials":
+            return _json(start_response, 400, {"error": "unsupported_grant_type"})
+        scopes = form.get("scope", "mcp").split()
+        claims: dict[str, Any] = {"client_id": client}
+        token = self.mint(client, scopes=scopes, audience=form.get("resource", []), **claims)
+        return _json(start_response, 200, {"access_token": token, "token_type": "Bearer",
+                                           "expires_in": 600, "scope": " ".join(scopes)})
 
     # --- keys and tokens --------------------------------------------------------------------
 
@@ -174,6 +211,20 @@ class TestIssuer:
 
         mac = hmac.new(public, f"{header}.{payload}".encode(), hashlib.sha256).digest()
         return f"{header}.{payload}.{base64.urlsafe_b64encode(mac).decode().rstrip('=')}"
+
+
+def _basic_user(header: str, clients: dict[str, str]) -> str | None:
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, _, secret = base64.b64decode(encoded).decode().partition(":")
+    except ValueError:
+        return None
+    from urllib.parse import unquote
+
+    user, secret = unquote(user), unquote(secret)
+    return user if clients.get(user) == secret else None
 
 
 def _b64(value: dict[str, Any]) -> str:

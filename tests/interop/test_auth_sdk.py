@@ -1,5 +1,9 @@
 """Interop: the official MCP SDK's client against our server behind a ResourceServer.
 
+Also its OAuth client (client credentials): from our 401 challenge it finds our
+protected-resource metadata, then the test issuer's RFC 8414 metadata, gets a token for
+our resource (RFC 8707) and calls the tool (V0618-37, V0618-38, V0618-39, V1125-20).
+
 Our server runs in this process on 127.0.0.1 (``serve_http(auth=...)``), its tokens are
 JWTs checked against the JWKS of a test issuer on another port. The SDK sends a static
 bearer token through its own HTTP client: with the token it lists and calls tools in
@@ -18,14 +22,17 @@ import httpx2
 import pytest
 from mcp import MCPError
 from mcp.client import Client as SdkClient
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from mcp_sync import Context, Server
 from mcp_sync.auth import JWTVerifier, ResourceServer
 from mcp_sync.protocol._versions import KNOWN_VERSIONS
 from mcp_sync.transports.http_server import serve_http
 from tests.auth_support import RESOURCE, TestIssuer
+from tests.scaleout_helpers import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 
@@ -99,3 +106,52 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
             yield from _leaves(inner)
     else:
         yield error
+
+
+class _Memory:
+    """The SDK's token storage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def _whoami_with_oauth(url: str, issuer: str) -> str:
+    provider = ClientCredentialsOAuthProvider(
+        server_url=url, storage=_Memory(), client_id="machine",
+        client_secret="machine-secret", scope="mcp", issuer=issuer)
+    async with create_mcp_http_client(auth=provider) as http:
+        with anyio.fail_after(EXCHANGE_BOUND):
+            async with SdkClient(streamable_http_client(url, http_client=http)) as client:
+                result = await client.call_tool("whoami", {})
+                return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_the_sdk_oauth_client_discovers_our_metadata_and_gets_in(
+        issuer: TestIssuer, era: str) -> None:
+    seen: list[Any] = []
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    auth = ResourceServer(resource, [issuer.issuer],
+                          JWTVerifier(issuer.jwks_uri, issuer=issuer.issuer),
+                          scopes_supported=["mcp"], required_scopes=["mcp"])
+    versions = None if era == "modern" else KNOWN_VERSIONS
+    with serve_http(make_server(seen, versions), port=port, auth=auth) as handle:
+        text = anyio.run(_whoami_with_oauth, handle.url, issuer.issuer)
+    assert text == "machine"
+    (request, *_) = issuer.token_requests
+    assert request["resource"] == resource and request["grant_type"] == "client_credentials"
+    assert [token.audience for token in seen] == [(resource,)]
