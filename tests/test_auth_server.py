@@ -182,6 +182,8 @@ def test_a_tool_scope_missing_is_403_insufficient_scope_listing_every_needed_v11
     assert peer.text(peer.call_tool("write_file", {"path": "a"},
                                     token=issuer.mint(scopes=["mcp", "files:write"]))) == (
         "wrote a")
+    # ctx.auth is the token of the request itself, not the one the session began with.
+    assert calls.auth[-1] is not None and "files:write" in calls.auth[-1].scopes
 
 
 def test_a_batch_calling_a_scoped_tool_is_refused_whole(
