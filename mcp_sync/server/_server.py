@@ -156,6 +156,11 @@ class Server(Announcing, Serving, ServerLogging):
         self.description = description
         self.website_url = website_url
         self.icons = make_icons(icons)
+        #: The identity modern results carry, and what it was made from (server/_modern).
+        self._modern_identity: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self._implementation_made: tuple[tuple[Any, ...], types.Implementation] | None = None
+        self._capabilities_made: (
+            tuple[dict[str, bool], types.ServerCapabilities] | None) = None
         self._declare: dict[str, bool | None] = {
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,
@@ -537,7 +542,12 @@ class Server(Announcing, Serving, ServerLogging):
         present = self._registry.present()
         declared = {feature: present.get(feature, False) if flag is None else flag
                     for feature, flag in self._declare.items()}
-        return types.ServerCapabilities(
+        # Made again only when what is declared changes: a stateless HTTP server makes a
+        # connection, and so asks this, for every request.
+        made = self._capabilities_made
+        if made is not None and made[0] == declared:
+            return made[1]
+        capabilities = types.ServerCapabilities(
             tools=types.ToolsCapability(list_changed=True) if declared["tools"] else None,
             resources=(types.ResourcesCapability(subscribe=True, list_changed=True)
                        if declared["resources"] else None),
@@ -545,6 +555,22 @@ class Server(Announcing, Serving, ServerLogging):
             logging={} if declared["logging"] else None,
             completions={} if declared["completions"] else None,
         )
+        self._capabilities_made = (declared, capabilities)
+        return capabilities
+
+    def _implementation(self) -> types.Implementation:
+        """The server's identity as ``initialize`` answers it, made again only when it
+        changes (a stateless HTTP server makes a connection for every request)."""
+        identity = (self.name, self.version, self.title, self.description,
+                    self.website_url, self.icons)
+        made = self._implementation_made
+        if made is not None and made[0] == identity:
+            return made[1]
+        info = types.Implementation(
+            name=self.name, version=self.version, title=self.title,
+            description=self.description, website_url=self.website_url, icons=self.icons)
+        self._implementation_made = (identity, info)
+        return info
 
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
