@@ -183,8 +183,7 @@ class Server(Announcing, Serving, ServerLogging):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
-             input_schema: Mapping[str, Any] | None = None,
-             scopes: Sequence[str] = (),
+             input_schema: Mapping[str, Any] | None = None, scopes: Sequence[str] = (),
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
@@ -192,8 +191,7 @@ class Server(Announcing, Serving, ServerLogging):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
-             input_schema: Mapping[str, Any] | None = None,
-             scopes: Sequence[str] = (),
+             input_schema: Mapping[str, Any] | None = None, scopes: Sequence[str] = (),
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -254,10 +252,8 @@ class Server(Announcing, Serving, ServerLogging):
                 ``$schema`` and all (2020-12 unless ``$schema`` names another dialect).
                 Arguments are validated against it and passed to ``fn`` as keyword
                 arguments holding JSON values, unconverted.
-            scopes: the OAuth scopes a call needs when the server is served over HTTP
-                behind a :class:`~mcp_sync.auth.ResourceServer`: a token without them
-                gets 403 ``insufficient_scope`` and the tool is not called
-                (docs/auth.md).
+            scopes: OAuth scopes a call needs behind a :class:`~mcp_sync.auth.ResourceServer`
+                (without them: 403 ``insufficient_scope``, the tool not called; docs/auth.md).
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
@@ -284,11 +280,6 @@ class Server(Announcing, Serving, ServerLogging):
         """
         self._registry.remove_tool(name)
         self._broadcast("notifications/tools/list_changed")
-
-    def tool_scopes(self, name: str) -> frozenset[str]:
-        """The scopes a call of tool ``name`` needs (none for an unknown tool)."""
-        registered = self._registry.tool(name)
-        return frozenset() if registered is None else registered.scopes
 
     @property
     def tools(self) -> list[types.Tool]:
