@@ -503,3 +503,18 @@ def test_an_issuer_serving_no_keys_is_503_not_401(issuer: TestIssuer, calls: Cal
     with make_server(calls).wsgi_app(auth=resource_server(issuer)) as app:
         assert Peer(app, token).post(INITIALIZE).status_code == 503
     assert calls.total == 0
+
+
+def test_get_delete_and_the_legacy_stream_need_a_token_too_auth_11(
+        app: StreamableHttpApp, issuer: TestIssuer) -> None:
+    """AUTH-11: every request of a session carries the token; without it, 401 (and the
+    session, still there, is not ended by a DELETE without one)."""
+    alice = Peer(app, issuer.mint("alice"))
+    alice.initialize()
+    anonymous = Peer(app, None)
+    anonymous.session_id = alice.session_id
+    stream = anonymous.client.get("/mcp", headers=anonymous.headers(Accept="text/event-stream"))
+    assert stream.status_code == 401
+    assert anonymous.client.delete("/mcp", headers=anonymous.headers()).status_code == 401
+    assert anonymous.client.get("/sse", headers={"Accept": "text/event-stream"}).status_code == 401
+    assert alice.text(alice.call_tool("whoami")) == "alice mcp"
