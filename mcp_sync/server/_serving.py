@@ -26,14 +26,21 @@ class Serving:
     def _as_server(self) -> Server:
         return cast("Server", self)
 
+    def tool_scopes(self, name: str) -> frozenset[str]:
+        """The OAuth scopes a call of tool ``name`` needs over HTTP behind a
+        :class:`~mcp_sync.auth.ResourceServer` (none for an unknown tool)."""
+        registered = self._as_server()._registry.tool(name)
+        return frozenset() if registered is None else registered.scopes
+
     def wsgi_app(self, path: str = "/mcp", *, stateless: bool = False,
                  json_response: bool = False, **options: Any) -> StreamableHttpApp:
         """This server over Streamable HTTP, as a WSGI application.
 
         Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
-        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
-        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ``session_store``
-        to share sessions between processes and hosts, ...).
+        (``allowed_origins``, ``auth`` to put it behind OAuth (docs/auth.md),
+        ``max_get_streams``, ``legacy_sse`` to also serve the 2024-11-05 HTTP+SSE
+        endpoints for old clients, ``session_store`` to share sessions between
+        processes and hosts, ...).
 
         Args:
             path: the MCP endpoint's path within the application.

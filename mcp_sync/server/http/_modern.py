@@ -45,6 +45,7 @@ from ...protocol._modern import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._answer import PostAnswer
+from ._auth_gate import note_credentials
 from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
 from ._stateless import (
@@ -210,6 +211,7 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     if refused is not None:
         return _refuse(incoming.id, refused)
     transport = RequestTransport(incoming, keep_events=use_sse)
+    note_credentials(transport, request, incoming)
     # A stream kept open (subscriptions/listen) holds its connection: a fresh one.
     streaming = incoming.method in STREAMING_METHODS
     connection = (open_request_connection(app, transport) if streaming
