@@ -129,6 +129,31 @@ def test_ctx_auth_in_the_modern_era_is_the_requests_token(
     assert calls.auth[0] is not None and calls.auth[0].subject == "bob"
 
 
+def test_ctx_auth_kept_past_a_modern_answer_names_nobody_v0618_45(
+        issuer: TestIssuer) -> None:
+    """A modern request's connection may serve another client once it is answered:
+    a context a tool kept past its answer no longer says who is asking, even while a
+    later request with the same id, from someone else, is served."""
+    server = Server("kept")
+    kept: list[Context] = []
+
+    @server.tool()
+    def keep(ctx: Context) -> str:
+        """Keep the context; say whose it was and whose an earlier one is now."""
+        earlier = kept[0].auth if kept else None
+        kept.append(ctx)
+        assert ctx.auth is not None
+        return f"{ctx.auth.subject} {earlier.subject if earlier else '-'}"
+
+    message = modern_request("tools/call", {"name": "keep", "arguments": {}}, 3)
+    with server.wsgi_app(auth=resource_server(issuer)) as app:
+        for subject, expected in (("alice", "alice -"), ("bob", "bob -"), ("carol", "carol -")):
+            response = Peer(app, issuer.mint(subject)).post(message, **standard_headers(message))
+            assert response.status_code == 200, response.get_data()
+            assert json.loads(response.get_data())["result"]["content"][0]["text"] == expected
+    assert [ctx.auth for ctx in kept] == [None, None, None]
+
+
 def test_ctx_auth_is_none_without_authorization(calls: Calls) -> None:
     from mcp_sync.testing import open_client
 
