@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .. import types
 from ..errors import InvalidParams
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
     from ..protocol._elicitation import ElicitationResult
     from ._server import Server, ServerConnection
+    from .http._auth import AccessToken
 
 __all__ = ["Context"]
 
@@ -101,6 +102,14 @@ class Context:
         is answered or cancelled (PROGRESS-6).
         """
         return self._incoming.report_progress(progress, total, message)
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The verified access token this request came with, over HTTP behind a
+        :class:`~mcp_sync.auth.ResourceServer`; None without authorization (and on
+        stdio). Its ``subject``, ``scopes`` and ``claims`` say who is asking."""
+        token = self._connection.engine.transport.credentials_of(self._incoming.id)
+        return cast("AccessToken | None", token)
 
     # --- the connection ---------------------------------------------------------------------
 

@@ -201,7 +201,7 @@ class Completions:
 
 
 class RegisteredTool(Record):
-    __slots__ = ("embeds_warned", "fn", "output", "signature", "tool")
+    __slots__ = ("embeds_warned", "fn", "output", "scopes", "signature", "tool")
 
     def __init__(self, tool: types.Tool, fn: Callable[..., Any],
                  signature: FunctionSignature, output: OutputSchema | None = None) -> None:
@@ -211,6 +211,8 @@ class RegisteredTool(Record):
         self.output = output
         #: Set once the tool was warned about embedding resources without the capability.
         self.embeds_warned = False
+        #: The OAuth scopes a call needs, over HTTP with authorization (V1125-24).
+        self.scopes: frozenset[str] = frozenset()
 
 
 class RegisteredResource(Record):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging as _logging_module
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .. import types
@@ -179,6 +179,7 @@ class Server(Announcing, Serving, ServerLogging):
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              input_schema: Mapping[str, Any] | None = None,
+             scopes: Sequence[str] = (),
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
@@ -187,6 +188,7 @@ class Server(Announcing, Serving, ServerLogging):
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
              input_schema: Mapping[str, Any] | None = None,
+             scopes: Sequence[str] = (),
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -199,7 +201,8 @@ class Server(Announcing, Serving, ServerLogging):
         """
         options: dict[str, Any] = {"description": description, "annotations": annotations,
                                    "title": title, "output_schema": output_schema,
-                                   "meta": meta, "icons": icons, "input_schema": input_schema}
+                                   "meta": meta, "icons": icons, "input_schema": input_schema,
+                                   "scopes": scopes}
         if callable(name):
             self.add_tool(name, **options)
             return name
@@ -216,7 +219,8 @@ class Server(Announcing, Serving, ServerLogging):
                  title: str | None = None,
                  output_schema: Mapping[str, Any] | bool | None = None,
                  meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
-                 input_schema: Mapping[str, Any] | None = None) -> None:
+                 input_schema: Mapping[str, Any] | None = None,
+                 scopes: Sequence[str] = ()) -> None:
         """Register ``fn`` as a tool (replacing any tool of the same name).
 
         Connected clients are sent ``notifications/tools/list_changed``.
@@ -245,6 +249,10 @@ class Server(Announcing, Serving, ServerLogging):
                 ``$schema`` and all (2020-12 unless ``$schema`` names another dialect).
                 Arguments are validated against it and passed to ``fn`` as keyword
                 arguments holding JSON values, unconverted.
+            scopes: the OAuth scopes a call needs when the server is served over HTTP
+                behind a :class:`~mcp_sync.auth.ResourceServer`: a token without them
+                gets 403 ``insufficient_scope`` and the tool is not called
+                (docs/auth.md).
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
@@ -259,6 +267,7 @@ class Server(Announcing, Serving, ServerLogging):
                                title=title, output_schema=output_schema, meta=meta,
                                icons=icons, input_schema=input_schema)
         check_tool_name(registered.tool.name)
+        registered.scopes = frozenset([scopes] if isinstance(scopes, str) else scopes)
         self._registry.add_tool(registered)
         self._broadcast("notifications/tools/list_changed")
 
@@ -270,6 +279,11 @@ class Server(Announcing, Serving, ServerLogging):
         """
         self._registry.remove_tool(name)
         self._broadcast("notifications/tools/list_changed")
+
+    def tool_scopes(self, name: str) -> frozenset[str]:
+        """The scopes a call of tool ``name`` needs (none for an unknown tool)."""
+        registered = self._registry.tool(name)
+        return frozenset() if registered is None else registered.scopes
 
     @property
     def tools(self) -> list[types.Tool]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import abc
+import collections
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..protocol._jsonrpc import Incoming, Message, RequestId
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Pusher", "Receiver", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "Credentials", "Pusher", "Receiver", "Transport"]
 
 #: What a transport that pushes messages calls: (message, serve_here) -> request servers.
 Receiver = Callable[[Incoming, bool], list[Callable[[], None]]]
@@ -93,6 +94,14 @@ class Transport(abc.ABC):
     #: the era is decided per POST, before a session is looked up.
     modern_era = False
 
+    #: What the peer proved with its requests (an HTTP server's verified access
+    #: tokens), kept by the server that feeds this transport; None where nothing is.
+    credentials: Credentials | None = None
+
+    def credentials_of(self, request_id: RequestId) -> object | None:
+        """The credentials request ``request_id`` came with; None without any."""
+        return None if self.credentials is None else self.credentials.of(request_id)
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release everything; idempotent, safe from any thread, unblocks :meth:`read`."""
@@ -106,6 +115,36 @@ class Transport(abc.ABC):
         seeing the parent close (a child process's pipes) closes them.
         """
         return None
+
+
+class Credentials:
+    """The credentials each request on one transport came with, by request id.
+
+    The ids of a session are never reused (JSONRPC-4), so the book keeps the newest
+    ``limit`` of them; a request older than those gets the newest credentials noted,
+    which are the same identity's (a session is bound to one).
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._by_id: collections.OrderedDict[RequestId, object] = collections.OrderedDict()
+        self._limit = limit
+        self._lock = threading.Lock()
+        self.latest: object | None = None
+
+    def note(self, request_ids: Iterable[RequestId], value: object) -> None:
+        """Record that these requests came with ``value``."""
+        with self._lock:
+            self.latest = value
+            for request_id in request_ids:
+                self._by_id[request_id] = value
+                self._by_id.move_to_end(request_id)
+            while len(self._by_id) > self._limit:
+                self._by_id.popitem(last=False)
+
+    def of(self, request_id: RequestId) -> object | None:
+        """What request ``request_id`` came with (the newest noted, if it is not known)."""
+        with self._lock:
+            return self._by_id.get(request_id, self.latest)
 
 
 class Pusher:

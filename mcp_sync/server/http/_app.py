@@ -34,6 +34,8 @@ from ...transports._decode import decode_frame
 from ._answer import SSE_HEADERS as _SSE_HEADERS
 from ._answer import PostAnswer as _PostAnswer
 from ._answer import cors_fields as _cors_fields
+from ._auth import ResourceServer
+from ._auth_gate import authorize, identity_of, note_credentials, scope_refusal, well_known
 from ._checks import (
     DEFAULT_ALLOWED_ORIGINS,
     SESSION_HEADER,
@@ -101,6 +103,7 @@ class StreamableHttpApp(GetAndDelete):
         allowed_origins: Sequence[str] | None = DEFAULT_ALLOWED_ORIGINS,
         allowed_hosts: Sequence[str] | None = None,
         token_verifier: TokenVerifier | None = None,
+        auth: ResourceServer | None = None,
         max_body_size: int = 4 * 1024 * 1024,
         max_get_streams: int = 4,
         get_stream_timeout: float | None = 300.0,
@@ -135,6 +138,7 @@ class StreamableHttpApp(GetAndDelete):
         self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
         self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self.token_verifier = token_verifier
+        self.auth = auth
         self.max_body_size = max_body_size
         self.max_get_streams = max_get_streams
         self.get_stream_timeout = get_stream_timeout
@@ -324,7 +328,8 @@ class StreamableHttpApp(GetAndDelete):
         path = normal_path(environ.get("PATH_INFO", ""))
         legacy = self.legacy if self.legacy is not None and self.legacy.handles(path) else None
         if legacy is None and path != normal_path(self.path):
-            return error_response(404, ErrorCode.INVALID_REQUEST, "Not Found")
+            document = well_known(self, request)
+            return document or error_response(404, ErrorCode.INVALID_REQUEST, "Not Found")
         if self._closed:
             return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down")
         host = environ.get("HTTP_HOST")
@@ -346,9 +351,9 @@ class StreamableHttpApp(GetAndDelete):
             return error_response(405, ErrorCode.INVALID_REQUEST,
                                   f"Method Not Allowed: {method}",
                                   headers={"Allow": allow})
-        if not self.authorized(request):
-            return error_response(401, ErrorCode.INVALID_REQUEST, "Unauthorized",
-                                  headers={"WWW-Authenticate": "Bearer"})
+        refused = authorize(self, request)
+        if refused is not None:
+            return refused
         if method == "POST":
             return self._post(request)
         if environ.get(SESSION_KEY) is None:
@@ -373,16 +378,6 @@ class StreamableHttpApp(GetAndDelete):
         if profile is None or not profile.sse_polling:
             return None
         return Polling(self.sse_poll_after, round(self.sse_retry * 1000))
-
-    def authorized(self, request: Request) -> bool:
-        """Whether the token verifier (if any) lets ``request`` through."""
-        if self.token_verifier is None:
-            return True
-        try:
-            return bool(self.token_verifier(request))
-        except Exception:
-            log.exception("the token verifier failed; refusing the request")
-            return False
 
     # --- POST ------------------------------------------------------------------------------
 
@@ -410,6 +405,9 @@ class StreamableHttpApp(GetAndDelete):
         if isinstance(incoming, Invalid):
             return error_response(400, incoming.error.code, incoming.error.message,
                                   data=incoming.error.data, request_id=incoming.id)
+        refused = scope_refusal(self, request, incoming)
+        if refused is not None:
+            return refused
         if request.environ.get(SESSION_KEY) is None and is_modern_post(
                 request.environ, incoming, self.server.modern_versions):
             return post_modern(self, request, incoming, use_sse)
@@ -421,18 +419,20 @@ class StreamableHttpApp(GetAndDelete):
                 return refused
         if self.stateless:
             return post_stateless(self, request, incoming, use_sse, initialize)
+        identity = identity_of(request)
         session_id = request.environ.get(SESSION_KEY)
         if session_id is None:
             if initialize:
                 assert isinstance(incoming, RpcRequest)
-                return self._initialize(incoming, use_sse)
+                return self._initialize(incoming, use_sse, identity)
             code, request_id = refusal(incoming, self._known_methods())
             return error_response(400, code, f"Bad Request: the {SESSION_HEADER} header is "
                                   "required; start a session with initialize",
                                   request_id=request_id)
-        session = self._enter(session_id)
+        session = self._enter(session_id, identity=identity)
         if session is None:
             return unknown_session()
+        note_credentials(session.transport, request, incoming)
         note_version(request, session.connection.protocol_version)
         if self._shared is not None:
             routed = self._shared.route_answers(session, incoming)
@@ -491,7 +491,7 @@ class StreamableHttpApp(GetAndDelete):
             return _PostAnswer.accepted()  # every request was cancelled (AMBIG-8)
         return _PostAnswer.json(b"[" + b",".join(payloads) + b"]" if batch else payloads[0])
 
-    def _initialize(self, incoming: RpcRequest, use_sse: bool) -> Response:
+    def _initialize(self, incoming: RpcRequest, use_sse: bool, identity: str | None) -> Response:
         with self._lock:
             if len(self._sessions) + self._starting >= self.max_sessions:
                 return error_response(503, ErrorCode.INTERNAL_ERROR,
@@ -509,6 +509,7 @@ class StreamableHttpApp(GetAndDelete):
             answered = transport.wait_finished(opened.stream, _INITIALIZE_WAIT)
             session = _Session(session_id, transport, connection, self._clock())
             session.active = 1
+            session.identity = identity
             with self._lock:
                 closing = self._closed
                 registered = (answered and connection.protocol_version is not None
@@ -572,16 +573,22 @@ class StreamableHttpApp(GetAndDelete):
 
     # --- session bookkeeping ---------------------------------------------------------------
 
-    def _enter(self, session_id: str, shared: bool = True) -> _Session | None:
+    def _enter(self, session_id: str, shared: bool = True,
+               identity: str | None = None) -> _Session | None:
         if shared and self._shared is not None:
-            return self._shared.enter(session_id)
-        with self._lock:
-            session = self._sessions.get(session_id)
-            if session is not None:
-                session.active += 1
-                session.last_seen = self._clock()
-                session.abandoned = False
-            return session
+            session = self._shared.enter(session_id)
+        else:
+            with self._lock:
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    session.active += 1
+                    session.last_seen = self._clock()
+                    session.abandoned = False
+        if shared and session is not None and session.identity != identity:  # V0618-45
+            log.warning("session %s named by a request for another identity", session_id)
+            self._leave(session)
+            return None
+        return session
 
     def _leave(self, session: _Session, abandoned: bool = False) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ from werkzeug.wrappers import Request, Response
 
 from ...errors import ConnectionClosed, ErrorCode
 from ._answer import SSE_HEADERS as _SSE_HEADERS
+from ._auth_gate import identity_of
 from ._checks import SESSION_HEADER, accepts, error_response, parse_event_id, unknown_session
 from ._session import STANDALONE_STREAM, CannotResume
 from ._sse_body import Polling, SseBody
@@ -39,7 +40,8 @@ class GetAndDelete:
         _shared: SharedSessions | None
         event_store: EventStore
 
-        def _enter(self, session_id: str) -> _Session | None: ...
+        def _enter(self, session_id: str, shared: bool = True,
+                   identity: str | None = None) -> _Session | None: ...
         def _leave(self, session: _Session, abandoned: bool = False) -> None: ...
         def _end_session(self, session: _Session) -> None: ...
         def _polling(self, session: _Session) -> Polling | None: ...
@@ -75,7 +77,7 @@ class GetAndDelete:
             if resume_from is None:
                 return error_response(400, ErrorCode.INVALID_REQUEST,
                                       f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
-        session = self._enter(session_id)
+        session = self._enter(session_id, identity=identity_of(request))
         if session is None:
             return unknown_session()
         transport = session.transport
@@ -134,10 +136,17 @@ class GetAndDelete:
         if session_id is None:
             return error_response(400, ErrorCode.INVALID_REQUEST,
                                   f"Bad Request: the {SESSION_HEADER} header is required")
+        identity = identity_of(request)
         with self._lock:
-            session = self._sessions.pop(session_id, None)
+            session = self._sessions.get(session_id)
+            if session is not None and session.identity == identity:
+                del self._sessions[session_id]
+            else:
+                session = None
         if session is None:
-            if self._shared is None or not self._shared.store.end(session_id):
+            record = None if self._shared is None else self._shared.store.load(session_id)
+            if (record is None or record.identity != identity
+                    or not self._shared or not self._shared.store.end(session_id)):
                 return unknown_session()
             self.event_store.forget_session(session_id)  # served elsewhere until now
         else:

@@ -42,6 +42,10 @@ class ConnectionHost(Protocol):
         """Seconds a connection's idle worker thread waits for work before it ends."""
         ...
 
+    def tool_scopes(self, name: str) -> frozenset[str]:
+        """The OAuth scopes a call of tool ``name`` needs."""
+        ...
+
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:
         """Serve one client over ``transport`` on background threads, starting now."""

@@ -40,6 +40,7 @@ from ...protocol._jsonrpc import Response as RpcResponse
 from ...protocol._sse import format_comment, format_data_event, format_event
 from ...transports._decode import decode_frame
 from ...transports.base import Transport
+from ._auth_gate import authorize, identity_of, note_credentials, scope_refusal
 from ._checks import accepts, error_response, normal_path, preflight, read_body
 from ._inbox import Inbox
 from ._session import MAX_QUEUED_EVENTS, encode_answer
@@ -212,9 +213,11 @@ class _LegacySseBody:
 
 
 class _LegacySession:
-    def __init__(self, transport: LegacySseTransport, connection: ServerConnection) -> None:
+    def __init__(self, transport: LegacySseTransport, connection: ServerConnection,
+                 identity: str | None) -> None:
         self.transport = transport
         self.connection = connection
+        self.identity = identity  # who opened the stream (V0618-45)
 
 
 class LegacySseEndpoints:
@@ -266,9 +269,9 @@ class LegacySseEndpoints:
             return error_response(405, ErrorCode.INVALID_REQUEST,
                                   f"Method Not Allowed: {request.method}",
                                   headers={"Allow": allow})
-        if not self._app.authorized(request):
-            return error_response(401, ErrorCode.INVALID_REQUEST, "Unauthorized",
-                                  headers={"WWW-Authenticate": "Bearer"})
+        refused = authorize(self._app, request)
+        if refused is not None:
+            return refused
         return self._open(request) if stream else self._post(request)
 
     # --- GET: the stream, which is the session ------------------------------------------------
@@ -291,7 +294,7 @@ class LegacySseEndpoints:
             transport.close()
             self._app.release_get_stream()
             raise
-        session = _LegacySession(transport, connection)
+        session = _LegacySession(transport, connection, identity_of(request))
         with self._lock:
             closing = self._closed
             if not closing:
@@ -328,7 +331,7 @@ class LegacySseEndpoints:
                                   f"required; open a session with GET {self.sse_path}")
         with self._lock:
             session = self._sessions.get(session_id)
-        if session is None:
+        if session is None or session.identity != identity_of(request):
             return error_response(404, ErrorCode.INVALID_REQUEST,
                                   "Not Found: the session does not exist or has ended")
         # Old clients always send JSON; a missing Content-Type is tolerated, a wrong one
@@ -346,6 +349,10 @@ class LegacySseEndpoints:
             # the old transport's servers did.
             return error_response(400, incoming.error.code, incoming.error.message,
                                   data=incoming.error.data, request_id=incoming.id)
+        refused = scope_refusal(self._app, request, incoming)
+        if refused is not None:
+            return refused
+        note_credentials(session.transport, request, incoming)
         try:
             session.transport.feed(incoming)
         except ConnectionClosed:

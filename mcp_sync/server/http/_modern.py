@@ -43,6 +43,7 @@ from ...protocol._modern import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ._answer import PostAnswer
+from ._auth_gate import note_credentials
 from ._checks import VERSION_HEADER, VERSION_KEY, accepts, environ_key, error_response
 from ._modern_stream import RequestEvents, RequestTransport
 from ._stateless import close_request_connection, open_request_connection
@@ -201,6 +202,7 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
     if refused is not None:
         return _refuse(incoming.id, refused)
     transport = RequestTransport(incoming, keep_events=use_sse)
+    note_credentials(transport, request, incoming)
     connection = open_request_connection(app, transport)
     if connection is None:
         return error_response(503, ErrorCode.INTERNAL_ERROR, "The server is shutting down",

@@ -83,6 +83,8 @@ class LocalSession:
         # Its client dropped its GET stream and has sent nothing since: it is likely gone.
         self.abandoned = False
         self.record: SessionRecord | None = None  # as last read, with a session store
+        #: Who the session is bound to (V0618-45): the token identity that started it.
+        self.identity: str | None = None
 
 
 class SharedSessions:
@@ -148,7 +150,8 @@ class SharedSessions:
             client_info=(to_wire(connection.client_info)
                          if connection.client_info is not None else None),
             log_level=connection.log_level, subscriptions=tuple(sorted(
-                connection.subscriptions)), created=now, last_seen=now)
+                connection.subscriptions)), created=now, last_seen=now,
+            identity=session.identity)
         self.store.create(session.record, self.app.session_timeout)
         self._listen()
 
@@ -204,6 +207,7 @@ class SharedSessions:
         connection.session.number_requests_from(
             self.store.counter(f"ids:{record.session_id}") * _ID_BLOCK)
         session = LocalSession(record.session_id, transport, connection, app.clock())
+        session.identity = record.identity
         with app._lock:
             if app._closed:
                 closing = True

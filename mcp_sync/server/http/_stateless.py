@@ -12,6 +12,7 @@ from ...errors import ErrorCode
 from ...protocol._jsonrpc import Batch, Incoming, Invalid
 from ...protocol._jsonrpc import Request as RpcRequest
 from ._answer import PostAnswer
+from ._auth_gate import note_credentials
 from ._checks import error_response, headerless_version
 from ._session import SessionTransport
 
@@ -56,6 +57,7 @@ def post_stateless(app: StreamableHttpApp, request: Request, incoming: Incoming,
         return Response(status=202)
     version = headerless_version(request, app.server.supported_versions)
     transport = SessionTransport(None, stateless=True, clock=app._clock)
+    note_credentials(transport, request, incoming)
     connection = open_request_connection(app, transport,
                                          assume_version=None if initialize else version)
     if connection is None:

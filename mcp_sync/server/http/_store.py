@@ -74,6 +74,8 @@ class SessionRecord:
         initialized: the client has sent ``notifications/initialized`` (to any process).
         created: when the session started (seconds since the epoch).
         last_seen: when it was last used (seconds since the epoch).
+        identity: who the session is bound to, with authorization on (V0618-45): a
+            request with another identity's token is refused in every process.
     """
 
     session_id: str
@@ -85,6 +87,7 @@ class SessionRecord:
     initialized: bool = False
     created: float = 0.0
     last_seen: float = 0.0
+    identity: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as a JSON object."""
@@ -93,7 +96,7 @@ class SessionRecord:
                 "clientInfo": self.client_info, "logLevel": self.log_level,
                 "subscriptions": list(self.subscriptions),
                 "initialized": self.initialized, "created": self.created,
-                "lastSeen": self.last_seen}
+                "lastSeen": self.last_seen, "identity": self.identity}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SessionRecord:
@@ -111,9 +114,14 @@ class SessionRecord:
                        subscriptions=tuple(data.get("subscriptions") or ()),
                        initialized=bool(data.get("initialized", False)),
                        created=float(data.get("created", 0.0)),
-                       last_seen=float(data.get("lastSeen", 0.0)))
+                       last_seen=float(data.get("lastSeen", 0.0)),
+                       identity=_optional_str(data.get("identity")))
         except (KeyError, TypeError, ValueError) as exc:
             raise SessionStoreError(f"a malformed session record: {exc}") from exc
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 class SessionStore(abc.ABC):
