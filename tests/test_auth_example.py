@@ -53,7 +53,7 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthExample]:
 def call_add(example: AuthExample, access_token: str) -> Any:
     with Client.http(example.mcp_url, headers={"Authorization": f"Bearer {access_token}"},
                      timeout=30, listen=False) as client:
-        return client.call_tool("add", {"a": 2, "b": 40}).structured_content
+        return client.call_tool("add", {"a": 2, "b": 40}).content[0].text
 
 
 # -- documents -------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_code_flow_by_hand_then_a_tool_call(example: AuthExample) -> None:
     assert claims["aud"] == example.mcp_url
     assert claims["iss"] == example.origin
     assert claims["client_id"] == client_id and claims["sub"] == "local-user"
-    assert call_add(example, tokens["access_token"]) == 42
+    assert call_add(example, tokens["access_token"]) == "42"
 
 
 @pytest.mark.parametrize("pkce_params", [
@@ -253,7 +253,7 @@ def test_refresh_token_rotates_auth_15(example: AuthExample) -> None:
     reused = example.token({"grant_type": "refresh_token", "client_id": client_id,
                             "refresh_token": first["refresh_token"]})
     assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
-    assert call_add(example, second["access_token"]) == 42
+    assert call_add(example, second["access_token"]) == "42"
 
 
 def test_refresh_token_belongs_to_its_client(example: AuthExample) -> None:
@@ -282,7 +282,7 @@ def test_client_credentials_for_a_machine_client_auth_10(example: AuthExample) -
     assert "refresh_token" not in tokens
     claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
     assert claims["sub"] == info["client_id"] and claims["aud"] == example.mcp_url
-    assert call_add(example, tokens["access_token"]) == 42
+    assert call_add(example, tokens["access_token"]) == "42"
     wrong = example.token({"grant_type": "client_credentials"},
                           auth=(info["client_id"], "not-the-secret"))
     assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
@@ -375,7 +375,7 @@ def test_consent_approved_gives_a_code(asking: AuthExample) -> None:
                            "client_id": client_id, "redirect_uri": REDIRECT_URI,
                            "code_verifier": verifier})
     assert tokens.status_code == 200, tokens.text
-    assert call_add(asking, tokens.json()["access_token"]) == 42
+    assert call_add(asking, tokens.json()["access_token"]) == "42"
 
 
 def test_unknown_consent_is_refused(asking: AuthExample) -> None:
