@@ -482,6 +482,9 @@ class AuthorizationServerApp:
             response = getattr(self, f"_{endpoint}")(request)
         except HTTPException as error:
             response = error.get_response(environ)
+        except OAuth2Error as error:  # raised before a grant takes over: insecure_transport
+            status, body, headers = error()
+            response = self.server.handle_response(status, body, headers)
         return response(environ, start_response)  # type: ignore[no-any-return]
 
     def _metadata(self, request: Request) -> Response:

@@ -1,6 +1,7 @@
-"""The authorization server of examples/auth_server.py with client ID metadata documents
-(V1125-26), in process through werkzeug's test client: the document's fetcher is given,
-so no network is needed; the default fetcher's guards are checked on their own."""
+"""The authorization server of examples/auth_server.py in process, through werkzeug's test
+client: client ID metadata documents (V1125-26), with the document's fetcher given so no
+network is needed, the default fetcher's guards on their own, and plain HTTP refused
+beyond loopback (AUTH-16)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,16 @@ def test_default_fetcher_guards_against_ssrf_v1125_26(url: str) -> None:
     addresses; the others are refused before any connection."""
     with pytest.raises(authorization.ClientMetadataError):
         authorization.fetch_client_metadata(url)
+
+
+@pytest.mark.parametrize("path", ["/token", "/authorize"])
+def test_plain_http_beyond_loopback_is_refused_auth_16(path: str) -> None:
+    """AUTH-16: the authorization endpoints are served over https, plain http only on
+    loopback; a request to another host over http gets insecure_transport, not a 500."""
+    client, _ = serving({})
+    answer = client.open(path, method="POST" if path == "/token" else "GET",
+                         base_url="http://mcp.example.com",
+                         data={"grant_type": "client_credentials"} if path == "/token"
+                         else None)
+    assert answer.status_code == 400
+    assert answer.json["error"] == "insecure_transport"
