@@ -30,7 +30,7 @@ import html
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from _oauth_records import (
@@ -52,7 +52,7 @@ from authlib.oauth2 import rfc6749, rfc7591, rfc7636
 from authlib.oauth2.rfc6749 import grants
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
 from authlib.oauth2.rfc9207 import IssuerParameter
-from werkzeug.datastructures import MultiDict
+from werkzeug.datastructures import Headers, MultiDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
@@ -80,7 +80,7 @@ class _Payload(rfc6749.OAuth2Payload):  # type: ignore[misc]
 
 
 class _OAuthRequest(rfc6749.OAuth2Request):  # type: ignore[misc]
-    def __init__(self, method: str, url: str, headers: Mapping[str, str],
+    def __init__(self, method: str, url: str, headers: Headers,
                  args: MultiDict[str, str], form: MultiDict[str, str]) -> None:
         super().__init__(method, url, headers=headers)
         self._args = args
@@ -445,7 +445,7 @@ class AuthorizationServerApp:
             return self.resources[0]
         if len(asked) > 1:
             raise InvalidTargetError("ask for one resource at a time")
-        resource = asked[0].rstrip("/")
+        resource: str = asked[0].rstrip("/")
         if resource not in self.resources:
             raise InvalidTargetError(f"no tokens are issued here for {asked[0]}")
         return resource

@@ -47,7 +47,7 @@ REFRESH_TOKEN_LIFETIME = 30 * 24 * 3600
 MAX_CLIENT_METADATA = 64 * 1024
 
 
-class InvalidTargetError(OAuth2Error):
+class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
     """A ``resource`` this server issues no tokens for (RFC 8707 section 2)."""
 
     error = "invalid_target"

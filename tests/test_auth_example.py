@@ -17,7 +17,7 @@ import jwt
 import pytest
 import requests
 
-from mcp_sync import Client
+from mcp_sync import Client, types
 from tests.auth_example_helpers import (
     HTTP_TIMEOUT,
     REDIRECT_URI,
@@ -50,10 +50,13 @@ def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthExample]:
         yield running
 
 
-def call_add(example: AuthExample, access_token: str) -> Any:
+def call_add(example: AuthExample, access_token: str) -> str:
+    """What the ``add`` tool answers to 2 + 40, called with ``access_token``."""
     with Client.http(example.mcp_url, headers={"Authorization": f"Bearer {access_token}"},
                      timeout=30, listen=False) as client:
-        return client.call_tool("add", {"a": 2, "b": 40}).content[0].text
+        [content] = client.call_tool("add", {"a": 2, "b": 40}).content
+    assert isinstance(content, types.TextContent)
+    return content.text
 
 
 # -- documents -------------------------------------------------------------------------------
