@@ -33,7 +33,7 @@ def create_app(**mcp_options: object) -> Flask:
     """The Flask app, with MCP served under ``/mcp``.
 
     ``mcp_options`` go to ``server.wsgi_app`` (``allowed_hosts``, ``max_get_streams``,
-    ``token_verifier``...). The MCP application is kept in ``app.extensions["mcp"]``:
+    ``auth``...). The MCP application is kept in ``app.extensions["mcp"]``:
     call its ``close()`` when the process stops serving.
     """
     app = Flask(__name__)
@@ -53,7 +53,12 @@ def create_app(**mcp_options: object) -> Flask:
     app.extensions["mcp"] = mcp_app
     # Wrapping app.wsgi_app (not app) keeps `app` a Flask object for `flask run`, tests
     # and extensions; requests under /mcp never reach Flask's routing.
-    app.wsgi_app = DispatcherMiddleware(app.wsgi_app, {"/mcp": mcp_app})  # type: ignore[method-assign]
+    mounts: dict[str, object] = {"/mcp": mcp_app}
+    if mcp_app.auth is not None:
+        # Behind OAuth (auth=ResourceServer(...)), the protected-resource metadata lives
+        # at the root of the origin, outside /mcp: route it to the resource server.
+        mounts.update(mcp_app.auth.well_known_mounts())
+    app.wsgi_app = DispatcherMiddleware(app.wsgi_app, mounts)  # type: ignore[method-assign,arg-type]
     return app
 
 

@@ -250,6 +250,16 @@ def _input_responses(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return responses
 
 
+def _audience(connection: ServerConnection, incoming: IncomingRequest) -> str:
+    """Whom a request state is for: the server, and over HTTP with authorization the
+    identity of the request's token, so that state minted for one user is foreign to
+    another (V0618-45)."""
+    token = connection.engine.transport.credentials_of(incoming.id)
+    identity = getattr(token, "identity", None)
+    name = connection.server.name
+    return name if not isinstance(identity, str) else f"{name}\x00{identity}"
+
+
 def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
                  handler: Handler) -> dict[str, Any]:
     """Run ``handler`` for a modern request that may need input; its result, complete or
@@ -274,7 +284,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
         # A first round, or a client answering without state: any key may answer.
         fresh = dict(responses)
     else:
-        binding = request_binding(incoming.method, params, connection.server.name)
+        binding = request_binding(incoming.method, params, _audience(connection, incoming))
         content = seal.open(token, binding, time.time())
         answers = dict(content.get("answers") or {})
         state = dict(content.get("state") or {})
@@ -300,7 +310,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
     content = {"round": number, "answers": carried, "state": rounds.state,
                "asked": {key: request["method"] for key, request in rounds.pending.items()}}
     if binding is None:
-        binding = request_binding(incoming.method, params, connection.server.name)
+        binding = request_binding(incoming.method, params, _audience(connection, incoming))
     try:
         sealed = seal.seal(binding, content, time.time())
     except (TypeError, ValueError) as exc:

@@ -31,9 +31,10 @@ class Serving:
         """This server over Streamable HTTP, as a WSGI application.
 
         Mount it in Flask, Django or any WSGI server; see docs/http.md for every option
-        (``allowed_origins``, ``token_verifier``, ``max_get_streams``, ``legacy_sse`` to
-        also serve the 2024-11-05 HTTP+SSE endpoints for old clients, ``session_store``
-        to share sessions between processes and hosts, ...).
+        (``allowed_origins``, ``auth`` to put it behind OAuth (docs/auth.md),
+        ``max_get_streams``, ``legacy_sse`` to also serve the 2024-11-05 HTTP+SSE
+        endpoints for old clients, ``session_store`` to share sessions between
+        processes and hosts, ...).
 
         Args:
             path: the MCP endpoint's path within the application.

@@ -25,4 +25,8 @@ from .mcp_tools import server  # noqa: E402 - after Django is set up
 # legacy endpoints (if enabled) are /mcp/sse and /mcp/messages.
 mcp_app = server.wsgi_app(path="", **settings.MCP_OPTIONS)
 
-application = DispatcherMiddleware(django_app, {"/mcp": mcp_app})
+# Behind OAuth (MCP_OPTIONS["auth"] = ResourceServer(...)), the protected-resource
+# metadata lives at the root of the origin, outside /mcp: route it to the resource server.
+mounts = {"/mcp": mcp_app, **(mcp_app.auth.well_known_mounts() if mcp_app.auth else {})}
+
+application = DispatcherMiddleware(django_app, mounts)

@@ -1,8 +1,8 @@
 """The Streamable HTTP WSGI application: requests checked, sessions kept, bodies routed.
 
 Every request passes the same gate, in this order: path (404), shutdown (503), ``Host``
-(421), ``Origin`` (403), method (405), token verifier (401). Then a POST is checked for
-``Accept`` (406), ``Content-Type`` (415), size (413), body (400),
+(421), ``Origin`` (403), method (405), token (401, 403: :mod:`._auth_gate`). Then a POST
+is checked for ``Accept`` (406), ``Content-Type`` (415), size (413), body (400), scopes (403),
 ``MCP-Protocol-Version`` (400) and session id (400 when missing, 404 when unknown); a GET
 or DELETE for ``MCP-Protocol-Version``, session id and (GET) ``Accept``. What passes is
 handed to the session's :class:`~mcp_sync.server.http._session.SessionTransport`,

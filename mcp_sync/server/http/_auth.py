@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import attrs
 from werkzeug.wrappers import Request, Response
@@ -93,7 +93,7 @@ class AccessToken:
     expires_at: int | None = None
     audience: tuple[str, ...] = attrs.field(default=(), converter=_string_tuple)
     issuer: str | None = None
-    claims: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+    claims: Mapping[str, Any] = attrs.field(factory=dict, repr=False, eq=False)
 
     @property
     def identity(self) -> str:
@@ -239,7 +239,9 @@ class ResourceServer:
         document this resource server answers."""
         if path == AS_METADATA_PATH:
             return self.legacy_metadata is not None and self.legacy_metadata is not False
-        return path == PRM_PATH or path.startswith(PRM_PATH + "/")
+        # The root document and this resource's own (RFC 9728 section 3.1); another
+        # resource's path-specific document is not ours to answer.
+        return path in (PRM_PATH, PRM_PATH + self._resource_path)
 
     def metadata_response(self, request: Request) -> Response:
         """The answer to a GET of a well-known document (:meth:`serves` was true)."""
@@ -265,6 +267,16 @@ class ResourceServer:
             self.authorization_servers[0])
         return Response(status=302, headers={"Location": target,
                                              "Access-Control-Allow-Origin": "*"})
+
+    def well_known_mounts(self) -> dict[str, ResourceServer]:
+        """The paths to route to this object when the MCP application is mounted under
+        a prefix (``DispatcherMiddleware(host, {"/mcp": mcp_app,
+        **auth.well_known_mounts()})``): the documents live at the root of the origin,
+        where the host application, not the MCP one, receives their requests."""
+        mounts = {PRM_PATH: self}
+        if self.legacy_metadata is not None and self.legacy_metadata is not False:
+            mounts[AS_METADATA_PATH] = self
+        return mounts
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         """A WSGI application answering the well-known documents (404 elsewhere), to
@@ -305,7 +317,8 @@ class ResourceServer:
     def authenticate(self, request: Request) -> AccessToken | Response:
         """The request's verified token, or the answer that refuses the request."""
         environ = request.environ
-        if "access_token=" in environ.get("QUERY_STRING", ""):
+        query = environ.get("QUERY_STRING", "")
+        if "access_token" in query and "access_token" in parse_qs(query):
             return self.challenge(400, "invalid_request",
                                   "access tokens are accepted only in the Authorization header")
         header = environ.get("HTTP_AUTHORIZATION", "")

@@ -9,6 +9,7 @@ would be the public key itself (the algorithm-confusion attack).
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -78,6 +79,9 @@ class JWTVerifier:
         required_claims: claims every token must have (``exp`` by default).
         cache_lifespan: seconds the key set is kept before it is fetched again (a token
             naming an unknown key fetches it at once, for rotated keys).
+        key_refresh_cooldown: the least time between two such fetches, so that tokens
+            naming made-up keys cannot make the verifier hammer the issuer (where the
+            installed PyJWT has such a cooldown; older ones fetch on every unknown key).
         timeout: seconds a fetch of the key set may take.
         headers: extra HTTP headers for that fetch.
 
@@ -91,7 +95,8 @@ class JWTVerifier:
                  algorithms: Sequence[str] = DEFAULT_ALGORITHMS, leeway: float = 30.0,
                  scope_claims: Sequence[str] = ("scope", "scp"),
                  required_claims: Sequence[str] = ("exp",), cache_lifespan: float = 300.0,
-                 timeout: float = 10.0, headers: Mapping[str, str] | None = None) -> None:
+                 key_refresh_cooldown: float = 30.0, timeout: float = 10.0,
+                 headers: Mapping[str, str] | None = None) -> None:
         refused = [a for a in algorithms if a in _REFUSED or a.lower() == "none"]
         if refused or not algorithms:
             raise ValueError("JWTVerifier accepts public-key algorithms only, not "
@@ -106,9 +111,12 @@ class JWTVerifier:
         self.leeway = leeway
         self.scope_claims = tuple(scope_claims)
         self.required_claims = list(required_claims)
+        options: dict[str, Any] = {}
+        if "cooldown_duration" in inspect.signature(jwt.PyJWKClient).parameters:
+            options["cooldown_duration"] = key_refresh_cooldown
         self._keys = jwt.PyJWKClient(jwks_uri, cache_keys=True, cache_jwk_set=True,
                                      lifespan=cache_lifespan, timeout=timeout,
-                                     headers=dict(headers or {}))
+                                     headers=dict(headers or {}), **options)
 
     def __repr__(self) -> str:
         return f"<JWTVerifier {self.jwks_uri} issuer={self.issuer!r}>"
@@ -149,6 +157,10 @@ class JWTVerifier:
         except jwt.PyJWKClientConnectionError:
             raise
         except jwt.PyJWKClientError as exc:
+            # A key set the issuer serves broken is the issuer's fault (503); only a key
+            # it does not hold, even after fetching the set again, is the token's (401).
+            if "Unable to find a signing key" not in str(exc):
+                raise
             raise InvalidToken(f"the token's signing key is not known: {exc}") from exc
         if len(keys) != 1:
             raise InvalidToken("the token names no key (kid) and the issuer has several")

@@ -80,9 +80,15 @@ def make_wsgi_app(server: Server, path: str = "/mcp", *, stateless: bool = False
             * ``allowed_hosts`` (None): the ``Host`` header values allowed, same
               patterns (``LOOPBACK_HOSTS`` guards a local server against DNS
               rebinding); others get 421. None turns the check off.
+            * ``auth`` (None): a :class:`~mcp_sync.auth.ResourceServer`: every request
+              to the endpoints must carry a bearer token it accepts (401 and 403 with
+              their ``WWW-Authenticate`` challenges otherwise), and the app serves the
+              protected-resource metadata at ``/.well-known/oauth-protected-resource``
+              (docs/auth.md).
             * ``token_verifier`` (None): called with every request (a werkzeug
               ``Request``); a falsy result or an exception refuses it with 401 and
-              ``WWW-Authenticate: Bearer`` (HTTP-4).
+              ``WWW-Authenticate: Bearer`` (HTTP-4). With ``auth`` too, it is asked
+              first.
             * ``max_body_size`` (4 MiB): larger POST bodies get 413.
             * ``max_get_streams`` (4): how many GET streams may be open at once; each
               holds a worker thread of the WSGI server, so keep it below that server's
