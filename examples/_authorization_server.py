@@ -32,6 +32,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from _oauth_records import (
     ACCESS_TOKEN_LIFETIME,
@@ -304,6 +305,13 @@ class _Registration(rfc7591.ClientRegistrationEndpoint):  # type: ignore[misc]
                 and "client_credentials" in grant_types):
             raise rfc7591.InvalidClientMetadataError(
                 "client_credentials needs a client that authenticates")
+        # OpenID Connect's application_type, which MCP clients send (2025-11-25): kept and
+        # echoed; Authlib's RFC 7591 claims do not know it.
+        application_type = request.payload.data.get("application_type", "web")
+        if application_type not in ("web", "native"):
+            raise rfc7591.InvalidClientMetadataError(
+                "application_type is web or native")
+        metadata["application_type"] = application_type
         return metadata
 
     def generate_client_info(self, request: Any) -> dict[str, Any]:
@@ -359,6 +367,7 @@ class AuthorizationServerApp:
         if not resources:
             raise ValueError("name at least one resource")
         self.issuer = issuer.rstrip("/")
+        self._host = urlsplit(self.issuer).netloc.lower()
         self.resources = tuple(resources)
         self.scopes_supported = tuple(scopes_supported)
         self.auto_approve = auto_approve
@@ -477,6 +486,11 @@ class AuthorizationServerApp:
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         request = Request(environ)
+        if request.host.lower() != self._host:
+            # Only requests addressed to the issuer are answered: a page that rebinds its
+            # own DNS name to this address cannot then read codes, tokens or secrets.
+            return _page(f"This server answers as {self._host} only.",
+                         status=421)(environ, start_response)  # type: ignore[no-any-return]
         try:
             endpoint, _ = self.urls.bind_to_environ(environ).match()
             response = getattr(self, f"_{endpoint}")(request)

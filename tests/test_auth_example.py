@@ -322,6 +322,29 @@ def test_bad_registrations_are_refused_auth_17(example: AuthExample,
     assert answer.json()["error"] in {"invalid_redirect_uri", "invalid_client_metadata"}
 
 
+def test_application_type_is_echoed_and_checked(example: AuthExample) -> None:
+    """2025-11-25 (DCR application_type, OpenID Connect Registration): native and web are
+    kept and echoed, web by default; another value is invalid_client_metadata."""
+    native = example.register(redirect_uris=[REDIRECT_URI], application_type="native",
+                              token_endpoint_auth_method="none")
+    assert native.status_code == 201 and native.json()["application_type"] == "native"
+    default = example.register(redirect_uris=[REDIRECT_URI],
+                               token_endpoint_auth_method="none")
+    assert default.json()["application_type"] == "web"
+    odd = example.register(redirect_uris=[REDIRECT_URI], application_type="toaster")
+    assert odd.status_code == 400 and odd.json()["error"] == "invalid_client_metadata"
+
+
+def test_requests_to_another_host_name_are_refused(example: AuthExample) -> None:
+    """DNS rebinding: the authorization server answers only requests addressed to its
+    issuer's host, so a page that rebinds its name to 127.0.0.1 reads nothing."""
+    answer = requests.post(f"{example.origin}/register", json={
+        "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        headers={"Host": "attacker.example"}, timeout=HTTP_TIMEOUT)
+    assert answer.status_code == 421
+    assert "client_id" not in answer.text
+
+
 def test_registration_body_must_be_a_json_object(example: AuthExample) -> None:
     """RFC 7591 3.2.2: a body that is no JSON object gets 400, not a crash."""
     for body in (b"[1, 2]", b"not json"):

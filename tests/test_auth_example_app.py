@@ -12,15 +12,15 @@ from werkzeug.test import Client as WsgiClient
 
 from tests.auth_example_helpers import authorization_server_module, pkce, query_of
 
-ISSUER = "http://127.0.0.1:8000"
-RESOURCE = f"{ISSUER}/mcp"
+ISSUER = "http://localhost"  # where werkzeug's test client sends its requests
 CLIENT_URL = "https://app.example/oauth/client.json"
 CALLBACK = "http://127.0.0.1:7777/callback"
 
 authorization = authorization_server_module()
 
 
-def serving(documents: dict[str, Any]) -> tuple[WsgiClient, list[str]]:
+def serving(documents: dict[str, Any], issuer: str = ISSUER,
+            ) -> tuple[WsgiClient, list[str]]:
     """The authorization server, auto-approving, fetching documents from ``documents``;
     also the list of URLs it fetched."""
     fetched: list[str] = []
@@ -32,7 +32,7 @@ def serving(documents: dict[str, Any]) -> tuple[WsgiClient, list[str]]:
         document: dict[str, Any] = documents[url]
         return document
 
-    app = authorization.AuthorizationServerApp(ISSUER, [RESOURCE], auto_approve=True,
+    app = authorization.AuthorizationServerApp(issuer, [f"{issuer}/mcp"], auto_approve=True,
                                                fetch_metadata=fetch)
     return WsgiClient(app), fetched
 
@@ -113,10 +113,18 @@ def test_default_fetcher_guards_against_ssrf_v1125_26(url: str) -> None:
 def test_plain_http_beyond_loopback_is_refused_auth_16(path: str) -> None:
     """AUTH-16: the authorization endpoints are served over https, plain http only on
     loopback; a request to another host over http gets insecure_transport, not a 500."""
-    client, _ = serving({})
+    client, _ = serving({}, issuer="http://mcp.example.com")
     answer = client.open(path, method="POST" if path == "/token" else "GET",
                          base_url="http://mcp.example.com",
                          data={"grant_type": "client_credentials"} if path == "/token"
                          else None)
     assert answer.status_code == 400
     assert answer.json["error"] == "insecure_transport"
+
+
+def test_requests_for_another_host_are_misdirected() -> None:
+    """A request whose Host is not the issuer's gets 421 and reaches no endpoint."""
+    client, _ = serving({})
+    answer = client.get("/.well-known/oauth-authorization-server",
+                        base_url="http://127.0.0.1:8000")
+    assert answer.status_code == 421
