@@ -12,6 +12,7 @@ DES-15.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,6 +74,8 @@ BAD_TOKENS = {
     "garbage jwt": lambda issuer: "abc.def.ghi",
     "expired": lambda issuer: issuer.mint(lifetime=-3600),
     "wrong audience": lambda issuer: issuer.mint(audience="https://other.example.com/mcp"),
+    "not yet valid": lambda issuer: issuer.mint(nbf=int(time.time()) + 3600),
+    "no audience": lambda issuer: issuer.mint(audience=[]),
     "wrong issuer": lambda issuer: issuer.mint(iss="https://evil.example.com"),
     "bad signature": lambda issuer: issuer.mint(key=rsa_key(1)),
     "alg none": lambda issuer: issuer.mint_unsigned(),
@@ -182,6 +185,8 @@ def test_a_tool_scope_missing_is_403_insufficient_scope_listing_every_needed_v11
     assert peer.text(peer.call_tool("write_file", {"path": "a"},
                                     token=issuer.mint(scopes=["mcp", "files:write"]))) == (
         "wrote a")
+    # ctx.auth is the token of the request itself, not the one the session began with.
+    assert calls.auth[-1] is not None and "files:write" in calls.auth[-1].scopes
 
 
 def test_a_batch_calling_a_scoped_tool_is_refused_whole(

@@ -45,7 +45,7 @@ from ..protocol._modern import (
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
 )
-from ..protocol._session import Session
+from ..protocol._session import Session, State
 from ..protocol._versions import KNOWN_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
@@ -169,7 +169,7 @@ class ModernSession(Session):
                 progress: bool = False) -> Request:
         if not self.modern and method != "server/discover":
             return super().request(method, params, progress=progress)
-        if self.state.value == "closed":
+        if self.state is State.CLOSED:
             raise LocalProtocolError(f"cannot send {method}: the session is closed")
         needed = PEER_CAPABILITY.get(method)
         if self.modern and needed is not None and not self._peer_allows(method, needed):
@@ -191,7 +191,7 @@ class ModernSession(Session):
                      related_to: RequestId | None = None) -> Notification:
         if not self.modern:
             return super().notification(method, params, related_to=related_to)
-        if self.state.value == "closed":
+        if self.state is State.CLOSED:
             raise LocalProtocolError(f"cannot send {method}: the session is closed")
         return Notification(method, params)  # no handshake, so no lifecycle to wait for
 
@@ -218,7 +218,8 @@ def with_meta(params: dict[str, Any] | None, meta: dict[str, Any]) -> dict[str, 
     """``params`` with the modern members added to its ``_meta`` (the caller's win)."""
     merged = dict(params or {})
     own = merged.get("_meta")
-    merged["_meta"] = {**meta, **own} if isinstance(own, dict) else dict(meta)
+    # ``meta`` is shared by every request and never changed once made: no copy needed.
+    merged["_meta"] = {**meta, **own} if isinstance(own, dict) else meta
     return merged
 
 

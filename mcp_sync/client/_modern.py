@@ -94,24 +94,60 @@ class Listening:
         self.acknowledged = threading.Event()
 
 
+#: The states of a Future that can no longer take a result.
+_SETTLED = frozenset({"CANCELLED", "CANCELLED_AND_NOTIFIED", "FINISHED"})
+
+
 class RoundsFuture(Future[dict[str, Any]]):
     """The Future of a modern call, across its input-required rounds.
 
     Every round's request is sent with this Future as its own, so a call that needs no
-    input costs one Future, as in the legacy era: ``screen`` sees each answer first and
-    returns the result to complete with, or None when it started another round.
+    input costs one Future, as in the legacy era: each answer is screened first (on the
+    reader thread), and completes the Future unless it asks for input, in which case the
+    next round starts off the reader thread once the client's handlers have answered.
     """
 
-    def __init__(self, engine: Engine, method: str,
-                 screen: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+    def __init__(self, era: ModernEra, engine: Engine, method: str,
+                 params: dict[str, Any] | None, timeout: float,
+                 on_progress: ProgressCallback | None) -> None:
         super().__init__()
         self.engine = engine
         self.method = method
         self.stopped = False  # cancelled by the client: no further round starts
-        self._screen = screen
+        self._era = era
+        self._params = params
+        self._timeout = timeout
+        self._deadline = time.monotonic() + timeout
+        self._on_progress = on_progress
+        self._rounds = 0
+
+    def send(self, params: dict[str, Any] | None) -> None:
+        """Send this round's request (the first one, or one carrying answers)."""
+        # The first round has the whole timeout; later ones what is left of it.
+        remaining = (self._timeout if self._rounds == 0
+                     else self._deadline - time.monotonic())
+        if remaining <= 0:
+            _settle(self, error=RequestTimeout(
+                f"{self.method} needed more input than its timeout allowed"))
+            return
+        engine = self.engine
+        version = engine.session.negotiated_version
+        assert version is not None
+        era = self._era
+        try:
+            engine.request(self.method, with_meta(params, era._meta(version)),
+                           timeout=remaining, on_progress=self._on_progress,
+                           max_timeout=era.max_timeout, future=self)
+        except McpError as exc:
+            _settle(self, error=exc)
+            return
+        if self.stopped:
+            engine.cancel(self, "cancelled by the client")
 
     def set_result(self, result: dict[str, Any]) -> None:
-        if self.done():
+        # Read without the Future's lock, as done() would take it for every answer: a
+        # call cancelled meanwhile is refused by super().set_result all the same.
+        if self._state in _SETTLED:
             super().set_result(result)  # refused (InvalidStateError), as ever
             return
         try:
@@ -129,6 +165,41 @@ class RoundsFuture(Future[dict[str, Any]]):
             exception = ResourceNotFound(exception.message, exception.data,
                                          code=int(exception.code))
         super().set_exception(exception)
+
+    def _screen(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The result to complete with, or None when another round has started."""
+        meta = result.get("_meta")
+        if meta is not None:
+            self._era._note_server_info(meta)
+        if not is_input_required(result):
+            return _consumed(result, meta)
+        self._rounds += 1
+        if self._rounds > MAX_ROUNDS:
+            raise McpError(
+                f"the server asked for more input {MAX_ROUNDS} times in a row for one "
+                f"{self.method}; the call was given up")
+        # Handlers may block for as long as a user takes: never on the reader thread.
+        if not self._era._inputs().submit(self._next_round, result):
+            raise ConnectionClosed("the client was closed")
+        return None
+
+    def _next_round(self, result: dict[str, Any]) -> None:
+        era = self._era
+        try:
+            responses = era._answer_inputs(self.engine, result, lambda: self.stopped)
+        except Exception as exc:
+            _settle(self, error=exc)
+            return
+        again = {key: value for key, value in (self._params or {}).items()
+                 if key not in ("inputResponses", "requestState")}
+        if responses is not None:
+            again["inputResponses"] = responses
+        elif era._closed_event.wait(0.05 * min(self._rounds, 5)):
+            _settle(self, error=ConnectionClosed("the client was closed"))
+            return  # state only: the server asks us to come back a little later
+        if isinstance(result.get("requestState"), str):
+            again["requestState"] = result["requestState"]
+        self.send(again)
 
 
 class ModernEra:
@@ -271,62 +342,9 @@ class ModernEra:
 
     def _modern_call(self, engine: Engine, method: str, params: dict[str, Any] | None,
                      timeout: float, on_progress: ProgressCallback | None) -> RoundsFuture:
-        deadline = time.monotonic() + timeout
-        rounds = [0]
-
-        def send(current: dict[str, Any] | None) -> None:
-            # The first round has the whole timeout; later ones what is left of it.
-            remaining = timeout if rounds[0] == 0 else deadline - time.monotonic()
-            if remaining <= 0:
-                _settle(outer, error=RequestTimeout(
-                    f"{method} needed more input than its timeout allowed"))
-                return
-            version = engine.session.negotiated_version
-            assert version is not None
-            try:
-                engine.request(method, with_meta(current, self._meta(version)),
-                               timeout=remaining, on_progress=on_progress,
-                               max_timeout=self.max_timeout, future=outer)
-            except McpError as exc:
-                _settle(outer, error=exc)
-                return
-            if outer.stopped:
-                engine.cancel(outer, "cancelled by the client")
-
-        def screen(result: dict[str, Any]) -> dict[str, Any] | None:
-            self._note_server_info(result)
-            if not is_input_required(result):
-                return _consumed(result)
-            rounds[0] += 1
-            if rounds[0] > MAX_ROUNDS:
-                raise McpError(
-                    f"the server asked for more input {MAX_ROUNDS} times in a row for one "
-                    f"{method}; the call was given up")
-            # Handlers may block for as long as a user takes: never on the reader thread.
-            if not self._inputs().submit(next_round, result):
-                raise ConnectionClosed("the client was closed")
-            return None
-
-        def next_round(result: dict[str, Any]) -> None:
-            try:
-                responses = self._answer_inputs(engine, result, lambda: outer.stopped)
-            except Exception as exc:
-                _settle(outer, error=exc)
-                return
-            again = {key: value for key, value in (params or {}).items()
-                     if key not in ("inputResponses", "requestState")}
-            if responses is not None:
-                again["inputResponses"] = responses
-            elif self._closed_event.wait(0.05 * min(rounds[0], 5)):
-                _settle(outer, error=ConnectionClosed("the client was closed"))
-                return  # state only: the server asks us to come back a little later
-            if isinstance(result.get("requestState"), str):
-                again["requestState"] = result["requestState"]
-            send(again)
-
-        outer = RoundsFuture(engine, method, screen)
-        send(params)
-        return outer
+        call = RoundsFuture(self, engine, method, params, timeout, on_progress)
+        call.send(params)
+        return call
 
     def _inputs(self) -> WorkerPool:
         pool = self._input_pool
@@ -370,8 +388,7 @@ class ModernEra:
             answers[key] = answer
         return answers
 
-    def _note_server_info(self, result: dict[str, Any]) -> None:
-        meta = result.get("_meta")
+    def _note_server_info(self, meta: Any) -> None:
         raw = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         current = self._init_result
         if not isinstance(raw, dict) or current is None or raw == self._server_info_seen:
@@ -540,18 +557,17 @@ class ModernEra:
             self._listen_update(engine, force=True)
 
 
-def _consumed(result: dict[str, Any]) -> dict[str, Any]:
+def _consumed(result: dict[str, Any], meta: Any) -> dict[str, Any]:
     """A complete result without what the client has read from it (``resultType``, the
     server's identity in ``_meta``), so that both eras hand the caller the same result;
     ``ttlMs`` and ``cacheScope`` stay (in the typed result's ``extra``)."""
     result.pop("resultType", None)
-    meta = result.get("_meta")
     if isinstance(meta, dict) and SERVER_INFO_KEY in meta:
-        meta = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
-        if meta:
-            result["_meta"] = meta
+        if len(meta) == 1:
+            del result["_meta"]  # nearly always: the identity was all it held
         else:
-            del result["_meta"]
+            result["_meta"] = {key: value for key, value in meta.items()
+                               if key != SERVER_INFO_KEY}
     return result
 
 

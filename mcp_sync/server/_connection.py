@@ -57,10 +57,7 @@ class ServerConnection:
         capabilities = server.capabilities()
         self.session = Session(
             Role.SERVER,
-            info=types.Implementation(
-                name=server.name, version=server.version, title=server.title,
-                description=server.description, website_url=server.website_url,
-                icons=server.icons),
+            info=server._implementation(),
             capabilities=capabilities,
             served_methods=registry.served_methods(capabilities),
             instructions=server.instructions,
@@ -270,6 +267,8 @@ class ServerConnection:
             return self._run_hooked(incoming, self.server._listens.open)
         handler = (self.registry.handler(incoming.method)
                    if incoming.method != "server/discover" else _no_handler)
+        if not self.registry.call_hooks:
+            return serve_modern(self, incoming, handler)
         return self._run_hooked(
             incoming, lambda connection, request: serve_modern(connection, request, handler))
 

@@ -20,7 +20,6 @@ wrapped around them here:
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from .. import types
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from ..engine._engine import IncomingRequest
     from ._connection import ServerConnection
     from ._registry import Handler
+    from ._server import Server
 
 __all__ = ["cache_settings", "modern_log", "request_profile", "serve_modern"]
 
@@ -82,9 +82,9 @@ def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
             raise InvalidParams(exc.message, exc.data) from None  # SEP-2164
     result = dict(result)
     result.setdefault("resultType", "complete")
-    meta = dict(result.get("_meta") or {})
-    meta[SERVER_INFO_KEY] = _server_info(connection, scope)
-    result["_meta"] = meta
+    meta = result.get("_meta")
+    info = _server_info(connection.server, scope.profile)
+    result["_meta"] = {**meta, SERVER_INFO_KEY: info} if meta else {SERVER_INFO_KEY: info}
     if incoming.method in _CACHEABLE and result["resultType"] == "complete":
         server = connection.server
         result.setdefault("ttlMs", server.cache_ttl_ms)
@@ -92,25 +92,20 @@ def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
     return result
 
 
-def _server_info(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:
-    server = connection.server
+def _server_info(server: Server, profile: VersionProfile) -> dict[str, Any]:
     identity = (server.name, server.version, server.title, server.description,
-                server.website_url, server.icons, scope.profile)
+                server.website_url, server.icons, profile)
     # Every modern result carries it: made once for as long as the server's identity
     # stays the same (the dict is only ever written out, never changed).
-    made = _server_infos.get(server)
+    made = server._modern_identity
     if made is not None and made[0] == identity:
         return made[1]
     info = types.Implementation(
         name=server.name, version=server.version, title=server.title,
         description=server.description, website_url=server.website_url, icons=server.icons)
-    wire: dict[str, Any] = implementation_for(to_wire(info), scope.profile)
-    _server_infos[server] = (identity, wire)
+    wire: dict[str, Any] = implementation_for(to_wire(info), profile)
+    server._modern_identity = (identity, wire)
     return wire
-
-
-_server_infos: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], dict[str, Any]]] = (
-    weakref.WeakKeyDictionary())
 
 
 def _discover(connection: ServerConnection, scope: RequestScope) -> dict[str, Any]:

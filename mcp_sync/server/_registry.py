@@ -61,6 +61,7 @@ class Registry:
         self._handlers = dict(handlers)
         self._roots_callbacks: list[RootsCallback] = []
         self._call_hooks: tuple[CallHook, ...] = ()
+        self._served_made: tuple[types.ServerCapabilities, tuple[str, ...]] | None = None
 
     # --- tools ------------------------------------------------------------------------------
 
@@ -164,11 +165,16 @@ class Registry:
 
     def served_methods(self, capabilities: types.ServerCapabilities) -> tuple[str, ...]:
         """The request methods a connection declaring ``capabilities`` answers (CAPS-7)."""
+        made = self._served_made
+        if made is not None and made[0] is capabilities:
+            return made[1]  # the server makes the same capabilities until they change
         methods: list[str] = []
         for feature, feature_methods in FEATURE_METHODS.items():
             if getattr(capabilities, feature) is not None:
                 methods.extend(method for method in feature_methods if method in self._handlers)
-        return tuple(methods)
+        served = tuple(methods)
+        self._served_made = (capabilities, served)
+        return served
 
     # --- hooks and callbacks ------------------------------------------------------------------
 

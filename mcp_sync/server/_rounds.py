@@ -271,7 +271,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
         InternalError: ``ctx.state`` holds something JSON cannot carry.
     """
     params = incoming.params
-    responses = _input_responses(params)
+    responses = _input_responses(params) if "inputResponses" in params else {}
     seal = connection.server._request_state
     token = params.get("requestState")
     # Only a state read or written needs the binding: a call that asks nothing never
@@ -282,7 +282,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
     number = 1
     if token is None:
         # A first round, or a client answering without state: any key may answer.
-        fresh = dict(responses)
+        fresh = responses
     else:
         binding = request_binding(incoming.method, params, _audience(connection, incoming))
         content = seal.open(token, binding, time.time())
@@ -291,7 +291,7 @@ def serve_rounds(connection: ServerConnection, incoming: IncomingRequest,
         number = int(content.get("round") or 1) + 1
         asked = content.get("asked") or {}
         fresh = {key: value for key, value in responses.items() if key in asked}
-    rounds = Rounds({**answers, **fresh}, state, number)
+    rounds = Rounds({**answers, **fresh} if answers else fresh, state, number)
     _ACTIVE[incoming] = rounds
     try:
         result = handler(connection, incoming) or {}

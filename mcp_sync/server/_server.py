@@ -156,6 +156,11 @@ class Server(Announcing, Serving, ServerLogging):
         self.description = description
         self.website_url = website_url
         self.icons = make_icons(icons)
+        #: The identity modern results carry, and what it was made from (server/_modern).
+        self._modern_identity: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self._implementation_made: tuple[tuple[Any, ...], types.Implementation] | None = None
+        self._capabilities_made: (
+            tuple[dict[str, bool], types.ServerCapabilities] | None) = None
         self._declare: dict[str, bool | None] = {
             "tools": tools, "resources": resources, "prompts": prompts,
             "completions": completions, "logging": logging,
@@ -178,8 +183,7 @@ class Server(Announcing, Serving, ServerLogging):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
-             input_schema: Mapping[str, Any] | None = None,
-             scopes: Sequence[str] = (),
+             input_schema: Mapping[str, Any] | None = None, scopes: Sequence[str] = (),
              ) -> Callable[[F], F]: ...
 
     def tool(self, name: str | F | None = None, *, description: str | None = None,
@@ -187,8 +191,7 @@ class Server(Announcing, Serving, ServerLogging):
              title: str | None = None,
              output_schema: Mapping[str, Any] | bool | None = None,
              meta: Mapping[str, Any] | None = None, icons: IconsSpec = None,
-             input_schema: Mapping[str, Any] | None = None,
-             scopes: Sequence[str] = (),
+             input_schema: Mapping[str, Any] | None = None, scopes: Sequence[str] = (),
              ) -> F | Callable[[F], F]:
         """Register the decorated function as a tool and return it unchanged.
 
@@ -249,10 +252,8 @@ class Server(Announcing, Serving, ServerLogging):
                 ``$schema`` and all (2020-12 unless ``$schema`` names another dialect).
                 Arguments are validated against it and passed to ``fn`` as keyword
                 arguments holding JSON values, unconverted.
-            scopes: the OAuth scopes a call needs when the server is served over HTTP
-                behind a :class:`~mcp_sync.auth.ResourceServer`: a token without them
-                gets 403 ``insufficient_scope`` and the tool is not called
-                (docs/auth.md).
+            scopes: OAuth scopes a call needs behind a :class:`~mcp_sync.auth.ResourceServer`
+                (without them: 403 ``insufficient_scope``, the tool not called; docs/auth.md).
 
         Raises:
             TypeError: the function is a coroutine function or has a type hint that
@@ -279,11 +280,6 @@ class Server(Announcing, Serving, ServerLogging):
         """
         self._registry.remove_tool(name)
         self._broadcast("notifications/tools/list_changed")
-
-    def tool_scopes(self, name: str) -> frozenset[str]:
-        """The scopes a call of tool ``name`` needs (none for an unknown tool)."""
-        registered = self._registry.tool(name)
-        return frozenset() if registered is None else registered.scopes
 
     @property
     def tools(self) -> list[types.Tool]:
@@ -537,7 +533,12 @@ class Server(Announcing, Serving, ServerLogging):
         present = self._registry.present()
         declared = {feature: present.get(feature, False) if flag is None else flag
                     for feature, flag in self._declare.items()}
-        return types.ServerCapabilities(
+        # Made again only when what is declared changes: a stateless HTTP server makes a
+        # connection, and so asks this, for every request.
+        made = self._capabilities_made
+        if made is not None and made[0] == declared:
+            return made[1]
+        capabilities = types.ServerCapabilities(
             tools=types.ToolsCapability(list_changed=True) if declared["tools"] else None,
             resources=(types.ResourcesCapability(subscribe=True, list_changed=True)
                        if declared["resources"] else None),
@@ -545,6 +546,22 @@ class Server(Announcing, Serving, ServerLogging):
             logging={} if declared["logging"] else None,
             completions={} if declared["completions"] else None,
         )
+        self._capabilities_made = (declared, capabilities)
+        return capabilities
+
+    def _implementation(self) -> types.Implementation:
+        """The server's identity as ``initialize`` answers it, made again only when it
+        changes (a stateless HTTP server makes a connection for every request)."""
+        identity = (self.name, self.version, self.title, self.description,
+                    self.website_url, self.icons)
+        made = self._implementation_made
+        if made is not None and made[0] == identity:
+            return made[1]
+        info = types.Implementation(
+            name=self.name, version=self.version, title=self.title,
+            description=self.description, website_url=self.website_url, icons=self.icons)
+        self._implementation_made = (identity, info)
+        return info
 
     def connect(self, transport: Transport, *,
                 assume_version: str | None = None) -> ServerConnection:

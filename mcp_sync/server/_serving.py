@@ -26,6 +26,12 @@ class Serving:
     def _as_server(self) -> Server:
         return cast("Server", self)
 
+    def tool_scopes(self, name: str) -> frozenset[str]:
+        """The OAuth scopes a call of tool ``name`` needs over HTTP behind a
+        :class:`~mcp_sync.auth.ResourceServer` (none for an unknown tool)."""
+        registered = self._as_server()._registry.tool(name)
+        return frozenset() if registered is None else registered.scopes
+
     def wsgi_app(self, path: str = "/mcp", *, stateless: bool = False,
                  json_response: bool = False, **options: Any) -> StreamableHttpApp:
         """This server over Streamable HTTP, as a WSGI application.

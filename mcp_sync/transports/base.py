@@ -121,11 +121,12 @@ class Credentials:
     """The credentials each request on one transport came with, by request id.
 
     The ids of a session are never reused (JSONRPC-4), so the book keeps the newest
-    ``limit`` of them; a request older than those gets the newest credentials noted,
+    ``limit`` of them (more than a session has in flight), not one per request the
+    session ever made; a request older than those gets the newest credentials noted,
     which are the same identity's (a session is bound to one).
     """
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(self, limit: int = 64) -> None:
         self._by_id: collections.OrderedDict[RequestId, object] = collections.OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()

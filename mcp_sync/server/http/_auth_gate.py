@@ -96,6 +96,9 @@ def note_credentials(transport: Transport, request: Request, incoming: Incoming)
         with _books_lock:
             if transport.credentials is None:
                 transport.credentials = Credentials()
+    latest = transport.credentials.latest
+    if isinstance(latest, AccessToken) and latest.token == token.token:
+        token = latest  # the same token again: one object for all its requests
     items = incoming.items if isinstance(incoming, Batch) else (incoming,)
     transport.credentials.note([item.id for item in items if isinstance(item, RpcRequest)],
                                token)

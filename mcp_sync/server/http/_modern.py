@@ -33,6 +33,7 @@ from ...protocol._http_headers import (
     PARAM_HEADER_PREFIX,
     check_param_headers,
     decode_header_value,
+    header_parameters,
     is_header_token,
 )
 from ...protocol._jsonrpc import Batch, Incoming, Notification
@@ -216,8 +217,10 @@ def post_modern(app: StreamableHttpApp, request: Request, incoming: Incoming,
             params = incoming.params or {}
             name = params.get("name")
             registered = connection.registry.tool(name) if isinstance(name, str) else None
-            problem = None if registered is None else check_param_headers(
-                registered.tool.input_schema, params.get("arguments"), _param_headers(environ))
+            schema = None if registered is None else registered.tool.input_schema
+            # Only a tool with arguments mirrored in headers has headers to check.
+            problem = None if not header_parameters(schema) else check_param_headers(
+                schema, params.get("arguments"), _param_headers(environ))
             if problem is not None:
                 finish()
                 return _refuse(incoming.id, _mismatch(problem))
