@@ -373,8 +373,8 @@ AUTH_SCENARIOS = (
 )
 #: Scored for 2026-07-28: those, and SEP-2468 (RFC 9207 iss, metadata issuer), SEP-2207
 #: (offline_access), SEP-2352 (authorization server migration), resource mismatch.
-MODERN_AUTH_SCENARIOS = AUTH_SCENARIOS + (
-    "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+MODERN_AUTH_SCENARIOS = (
+    *AUTH_SCENARIOS, "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
     "authorization-server-migration", "iss-supported", "iss-not-advertised",
     "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
     "metadata-issuer-mismatch",
