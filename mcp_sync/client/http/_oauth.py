@@ -77,6 +77,15 @@ def _session(client: dict[str, Any], timeout: float, **options: Any) -> Any:
         default_timeout=timeout, **options)
 
 
+def _client_id_in_body(client: dict[str, Any]) -> dict[str, str]:
+    """``client_id`` for the body of a request authenticated with HTTP Basic: some servers
+    look for it there whatever the method (RFC 6749 §4.1.3 allows it); the other methods
+    put it there already."""
+    if client.get("token_endpoint_auth_method", "client_secret_basic") == "client_secret_basic":
+        return {"client_id": client["client_id"]}
+    return {}
+
+
 def _token_request_failed(what: str, auth_server: AuthServer, exc: Exception) -> \
         AuthorizationError:
     error = AuthorizationError(f"{what} at {auth_server.issuer} failed: {exc}")
@@ -217,7 +226,7 @@ class OAuth(TokenAuth):
                 token: dict[str, Any] = session.fetch_token(
                     token_endpoint, grant_type="authorization_code", code=code,
                     code_verifier=verifier, redirect_uri=redirect_uri,
-                    resource=grant.resource)
+                    resource=grant.resource, **_client_id_in_body(client))
             except oauth_errors() as exc:
                 raise _token_request_failed("the token request", auth_server, exc) from exc
         return token
@@ -270,7 +279,7 @@ class OAuth(TokenAuth):
         with _session(client, self.http_timeout) as session:
             fresh: dict[str, Any] = session.refresh_token(
                 auth_server.token_endpoint, refresh_token=token["refresh_token"],
-                resource=token.get("resource"))
+                resource=token.get("resource"), **_client_id_in_body(client))
         return fresh
 
     # --- registration ------------------------------------------------------------------------
