@@ -230,8 +230,7 @@ def test_loopback_redirect_catches_the_callback(protected: ProtectedServer) -> N
     assert len(seen) == 1
     redirect_uri = query_of(seen[0])["redirect_uri"]
     assert redirect_uri.startswith("http://127.0.0.1:") and redirect_uri.endswith("/callback")
-    registered = protected.requests_to("/register")[0]
-    assert registered.method == "POST"
+    assert [c["application_type"] for c in protected.clients.values()] == ["native"]
     # The port was freed: it can be bound again.
     with LoopbackRedirect(port=redirect.port).open() as again:
         assert again.redirect_uri == redirect_uri
@@ -369,3 +368,37 @@ def test_tokens_are_kept_per_server_and_issuer(protected: ProtectedServer) -> No
     token = store.load(f"token {protected.url} {protected.origin}")
     assert token is not None
     assert token["issuer"] == protected.origin and token["resource"] == protected.url
+
+
+# --- authorizing before connecting, and in two steps ------------------------------------------
+
+
+def test_login_authorizes_before_the_first_call(protected: ProtectedServer) -> None:
+    """login() obtains the token at once (discovery from the well-known URLs, V1125-20), so
+    no MCP request is ever refused; a second login finds the token kept."""
+    auth = oauth()
+    auth.login(protected.url)
+    auth.login(protected.url)
+    assert len(protected.requests_to("/authorize")) == 1
+    with Client.http(protected.url, auth=auth, timeout=WAIT) as client:
+        assert add(client) == "5"
+    assert _refusals(protected) == 0
+
+
+def test_a_web_app_authorizes_in_two_steps(protected: ProtectedServer) -> None:
+    """start_authorization gives the URL to redirect the user to; finish_authorization
+    takes the URL they came back at, checks its state and obtains the token."""
+    auth = OAuth(client_name="web app", redirect_uri="https://app.example.com/callback",
+                 authorize=browser, http_timeout=5)
+    url = auth.start_authorization(protected.url)
+    assert query_of(url)["redirect_uri"] == "https://app.example.com/callback"
+    callback = browser(url)
+    with pytest.raises(AuthorizationError, match="matches no authorization"):
+        auth.finish_authorization(callback.replace("state=", "state=x"))
+    auth.finish_authorization(callback)
+    with pytest.raises(AuthorizationError, match="already used"):
+        auth.finish_authorization(callback)
+    with Client.http(protected.url, auth=auth, timeout=WAIT) as client:
+        assert add(client) == "5"
+    # SEP-837: an app whose redirect is an https URL registers as a web application.
+    assert [c["application_type"] for c in protected.clients.values()] == ["web"]

@@ -23,7 +23,13 @@ from requests.auth import AuthBase
 
 from ...errors import AuthorizationError
 from ._oauth_base import Grant, TokenAuth, load_authlib, oauth_errors
-from ._oauth_discovery import AuthServer, Challenge, ProtectedResource, is_loopback
+from ._oauth_discovery import (
+    AuthServer,
+    Challenge,
+    ProtectedResource,
+    canonical_resource,
+    is_loopback,
+)
 from ._oauth_redirect import LoopbackRedirect
 from ._oauth_store import TokenStore
 
@@ -75,6 +81,24 @@ def _session(client: dict[str, Any], timeout: float, **options: Any) -> Any:
         client_id=client["client_id"], client_secret=client.get("client_secret"),
         token_endpoint_auth_method=method if method in _AUTH_METHODS else None,
         default_timeout=timeout, **options)
+
+
+def query_of(url: str) -> dict[str, str]:
+    """The query parameters of ``url``, each once."""
+    return {name: values[0] for name, values in
+            parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
+
+
+def _check_pkce(auth_server: AuthServer) -> str:
+    """The authorization endpoint, if the server can be asked for a code with PKCE S256."""
+    methods = auth_server.metadata.get("code_challenge_methods_supported")
+    if isinstance(methods, list) and "S256" not in methods:
+        raise AuthorizationError(  # V1125-28
+            f"the authorization server {auth_server.issuer} does not support PKCE with "
+            f"S256 (it lists {methods}): not authorizing there")
+    if methods is None:
+        log.warning("%s does not say it supports PKCE; using S256 anyway", auth_server.issuer)
+    return auth_server.authorization_endpoint
 
 
 def _client_id_in_body(client: dict[str, Any]) -> dict[str, str]:
@@ -168,6 +192,8 @@ class OAuth(TokenAuth):
         self.authorize = authorize
         self.redirect = redirect
         self.application_type = application_type
+        #: state -> what finish_authorization needs, for authorizations in two steps.
+        self._pending: dict[str, tuple[Grant, dict[str, Any], str]] = {}
 
     def __repr__(self) -> str:
         return f"OAuth(client_name={self.client_name!r}, client_id={self.client_id!r})"
@@ -189,16 +215,7 @@ class OAuth(TokenAuth):
 
     def _obtain(self, grant: Grant) -> dict[str, Any]:
         auth_server = grant.auth_server
-        methods = auth_server.metadata.get("code_challenge_methods_supported")
-        if isinstance(methods, list) and "S256" not in methods:
-            raise AuthorizationError(  # V1125-28
-                f"the authorization server {auth_server.issuer} does not support PKCE with "
-                f"S256 (it lists {methods}): not authorizing there")
-        if methods is None:
-            log.warning("%s does not say it supports PKCE; using S256 anyway",
-                        auth_server.issuer)
-        endpoint = auth_server.authorization_endpoint
-        token_endpoint = auth_server.token_endpoint
+        endpoint = _check_pkce(auth_server)
         if self.authorize is not None:
             assert self.redirect_uri is not None
             client = self._client(auth_server, self.redirect_uri)
@@ -221,15 +238,69 @@ class OAuth(TokenAuth):
                                                                redirect_uri)
                 callback = catcher.wait(url)
         code = self._check_callback(callback, state, auth_server)
+        return self._exchange(client, code, verifier, redirect_uri, grant)
+
+    def _exchange(self, client: dict[str, Any], code: str, verifier: str, redirect_uri: str,
+                  grant: Grant) -> dict[str, Any]:
+        """The token request of the authorization code grant (with the PKCE verifier)."""
         with _session(client, self.http_timeout) as session:
             try:
                 token: dict[str, Any] = session.fetch_token(
-                    token_endpoint, grant_type="authorization_code", code=code,
-                    code_verifier=verifier, redirect_uri=redirect_uri,
+                    grant.auth_server.token_endpoint, grant_type="authorization_code",
+                    code=code, code_verifier=verifier, redirect_uri=redirect_uri,
                     resource=grant.resource, **_client_id_in_body(client))
             except oauth_errors() as exc:
-                raise _token_request_failed("the token request", auth_server, exc) from exc
+                raise _token_request_failed("the token request", grant.auth_server,
+                                            exc) from exc
         return token
+
+    # --- in two steps, for web apps ----------------------------------------------------------
+
+    def start_authorization(self, server_url: str) -> str:
+        """Begin authorizing with the server at ``server_url``; the URL to send the user to.
+
+        For a web app, whose user comes back in another request: redirect the user to
+        the returned URL, and hand the URL they come back at (the ``redirect_uri``, with
+        its query) to :meth:`finish_authorization`. The server's metadata is discovered
+        and the client registered, as on a 401.
+
+        Raises:
+            ValueError: no ``redirect_uri`` was given to this OAuth object.
+            AuthorizationError: discovery or registration failed.
+        """
+        if self.redirect_uri is None:
+            raise ValueError("start_authorization needs the redirect_uri of the app")
+        server = canonical_resource(server_url)
+        with self._lock:
+            grant = self._discover(server, Challenge(), step_up=False)
+            endpoint = _check_pkce(grant.auth_server)
+            client = self._client(grant.auth_server, self.redirect_uri)
+            url, state, verifier = self._authorization_url(client, endpoint, grant,
+                                                           self.redirect_uri)
+            self._pending[state] = (grant, client, verifier)
+        return url
+
+    def finish_authorization(self, callback_url: str) -> None:
+        """End an authorization begun with :meth:`start_authorization`: check the
+        redirect back (``state``, ``iss``), obtain the token and keep it.
+
+        Raises:
+            AuthorizationError: the callback is unknown, forged, or refused, or the token
+                request failed.
+        """
+        state = query_of(callback_url).get("state", "")
+        with self._lock:
+            pending = self._pending.pop(state, None)
+        if pending is None:
+            raise AuthorizationError(
+                "the redirect back matches no authorization under way (wrong, missing or "
+                "already used state)")
+        grant, client, verifier = pending
+        code = self._check_callback(callback_url, state, grant.auth_server)
+        assert self.redirect_uri is not None
+        token = self._exchange(client, code, verifier, self.redirect_uri, grant)
+        with self._lock:
+            self._new_token_from(grant, token)
 
     def _authorization_url(self, client: dict[str, Any], endpoint: str, grant: Grant,
                            redirect_uri: str) -> tuple[str, str, str]:
@@ -245,8 +316,7 @@ class OAuth(TokenAuth):
 
     def _check_callback(self, callback: str, state: str, auth_server: AuthServer) -> str:
         """The code of the redirect back, after the ``state`` and ``iss`` checks."""
-        query = {name: values[0] for name, values in
-                 parse_qs(urlsplit(callback).query, keep_blank_values=True).items()}
+        query = query_of(callback)
         if query.get("state") != state:  # V0618-43
             raise AuthorizationError(
                 "the redirect back carries a wrong or no state: possibly forged, not used")

@@ -145,6 +145,20 @@ class TokenAuth(AuthBase):
                 return response
             response = again
 
+    def login(self, server_url: str) -> None:
+        """Obtain a token for the MCP server at ``server_url`` now, unless one is kept.
+
+        Without it the first request that the server refuses starts the authorization;
+        calling it first keeps the user's time in the browser out of the first call's
+        timeout (and out of the era probe's).
+
+        Raises:
+            AuthorizationError: no token could be obtained.
+        """
+        server = canonical_resource(server_url)
+        if self._usable_token(server) is None:
+            self._after_401(server, Challenge(), None, refresh=True)
+
     # --- tokens ------------------------------------------------------------------------------
 
     def _server_of(self, url: str) -> str:
@@ -257,9 +271,11 @@ class TokenAuth(AuthBase):
         return Grant(server, resource, auth_server, scopes, protected)
 
     def _new_token(self, grant: Grant) -> dict[str, Any]:
-        token = dict(self._obtain(grant))
-        return self._keep(grant.server, grant.auth_server.issuer, token, grant.resource,
-                          grant.scopes)
+        return self._new_token_from(grant, self._obtain(grant))
+
+    def _new_token_from(self, grant: Grant, token: dict[str, Any]) -> dict[str, Any]:
+        return self._keep(grant.server, grant.auth_server.issuer, dict(token),
+                          grant.resource, grant.scopes)
 
     def _keep(self, server: str, issuer: str, token: dict[str, Any], resource: str,
               scopes: tuple[str, ...]) -> dict[str, Any]:
