@@ -29,6 +29,8 @@ from mcp_sync.auth import (
     TokenStore,
 )
 from tests.auth_client_helpers import ProtectedServer, browser, query_of
+from tests.conftest import EXAMPLES
+from tests.helpers import load_module
 
 REDIRECT = "http://127.0.0.1:1/callback"  # never listened on: the callable plays the browser
 WAIT = 20.0
@@ -402,3 +404,20 @@ def test_a_web_app_authorizes_in_two_steps(protected: ProtectedServer) -> None:
         assert add(client) == "5"
     # SEP-837: an app whose redirect is an https URL registers as a web application.
     assert [c["application_type"] for c in protected.clients.values()] == ["web"]
+
+
+def test_the_oauth_client_example_runs_against_a_protected_server(
+        protected: ProtectedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/oauth_client.py: authorizes (headless, the server approving at once),
+    keeps the tokens in a 0600 file, lists the tools and calls one."""
+    example = load_module(EXAMPLES / "oauth_client.py")
+    tokens = tmp_path / "tokens.json"
+    argv = ["--url", protected.url, "--headless", "--token-file", str(tokens),
+            "--call", "add", '{"a": 40, "b": 2}']
+    assert example.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "connected to protected" in out and "add: Add two numbers." in out
+    assert out.strip().endswith("42")
+    assert stat.S_IMODE(os.stat(tokens).st_mode) == 0o600
+    assert example.main(argv) == 0  # the kept token: no second authorization
+    assert len(protected.requests_to("/authorize")) == 1
