@@ -135,8 +135,10 @@ class OAuth(TokenAuth):
         client_metadata_url: the https URL of this client's metadata document, used as
             its ``client_id`` where the authorization server supports that (V1125-26).
         redirect_uri: where the authorization server sends the browser back; required
-            with ``authorize``. Without ``authorize`` it must be an ``http://127.0.0.1``
-            (or ``localhost``) URL, where :class:`LoopbackRedirect` listens.
+            with ``authorize`` and for :meth:`start_authorization`. Without
+            ``authorize``, an ``http://127.0.0.1`` (or ``localhost``) URL is where a
+            :class:`LoopbackRedirect` listens; any other is a web app's own route, and
+            tokens then come only from :meth:`start_authorization`.
         authorize: ``callable(authorization_url) -> callback_url``: sends the user to the
             URL and returns the full URL the browser was redirected to (a web app
             redirects its user and hands the callback over; a desktop app opens its own
@@ -149,7 +151,8 @@ class OAuth(TokenAuth):
 
     Raises:
         ImportError: Authlib is missing (``pip install "mcp_sync[oauth]"``).
-        ValueError: ``authorize`` without ``redirect_uri``, or a redirect that cannot be.
+        ValueError: ``authorize`` without ``redirect_uri``, or a ``client_metadata_url``
+            that is not an https URL with a path.
     """
 
     def __init__(
@@ -175,15 +178,13 @@ class OAuth(TokenAuth):
             if parts.scheme != "https" or parts.path in ("", "/"):
                 raise ValueError("client_metadata_url must be an https URL with a path")
         if authorize is None and redirect is None:
-            if redirect_uri is not None:
+            if redirect_uri is None:
+                redirect = LoopbackRedirect()
+            elif urlsplit(redirect_uri).scheme == "http" and is_loopback(redirect_uri):
                 parts = urlsplit(redirect_uri)
-                if parts.scheme != "http" or not is_loopback(redirect_uri):
-                    raise ValueError("without authorize=, redirect_uri must be an "
-                                     "http:// loopback URL (127.0.0.1 or localhost)")
                 redirect = LoopbackRedirect(parts.hostname or "127.0.0.1", parts.port or 80,
                                             path=parts.path or "/")
-            else:
-                redirect = LoopbackRedirect()
+            # Otherwise a web app's own route: it authorizes with start_authorization.
         self.client_name = client_name
         self.client_id = client_id
         self.client_secret = client_secret
@@ -229,8 +230,11 @@ class OAuth(TokenAuth):
                 raise AuthorizationError(f"the authorization was not completed: {exc}") \
                     from exc
             redirect_uri = self.redirect_uri
+        elif self.redirect is None:
+            raise AuthorizationError(
+                f"{grant.server} needs authorization: send the user to "
+                "start_authorization(url) and hand their way back to finish_authorization")
         else:
-            assert self.redirect is not None
             with self.redirect.open() as catcher:
                 redirect_uri = catcher.redirect_uri
                 client = self._client(auth_server, redirect_uri)
