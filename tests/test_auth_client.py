@@ -421,3 +421,14 @@ def test_the_oauth_client_example_runs_against_a_protected_server(
     assert stat.S_IMODE(os.stat(tokens).st_mode) == 0o600
     assert example.main(argv) == 0  # the kept token: no second authorization
     assert len(protected.requests_to("/authorize")) == 1
+
+
+def test_the_auth_module_documents_its_public_names() -> None:
+    """STYLE habit 11: every public name of mcp_sync.auth has a docstring."""
+    import inspect
+
+    import mcp_sync.auth
+
+    for name in mcp_sync.auth.__all__:
+        value = getattr(mcp_sync.auth, name)
+        assert inspect.isclass(value) and (value.__doc__ or "").strip(), name
