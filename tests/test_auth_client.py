@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -432,3 +433,48 @@ def test_the_auth_module_documents_its_public_names() -> None:
     for name in mcp_sync.auth.__all__:
         value = getattr(mcp_sync.auth, name)
         assert inspect.isclass(value) and (value.__doc__ or "").strip(), name
+
+
+class _Keyring:
+    """Enough of the keyring package's API for KeyringTokenStore."""
+
+    class errors:  # named as the module it stands for
+        class PasswordDeleteError(Exception):
+            pass
+
+    def __init__(self) -> None:
+        self.saved: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, key: str) -> str | None:
+        return self.saved.get((service, key))
+
+    def set_password(self, service: str, key: str, value: str) -> None:
+        self.saved[(service, key)] = value
+
+    def delete_password(self, service: str, key: str) -> None:
+        if (service, key) not in self.saved:
+            raise self.errors.PasswordDeleteError(key)
+        del self.saved[(service, key)]
+
+
+def test_keyring_store_files_entries_under_its_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KeyringTokenStore keeps each entry as a keyring password of its service."""
+    from mcp_sync.auth import KeyringTokenStore
+
+    fake = _Keyring()
+    monkeypatch.setitem(sys.modules, "keyring", fake)
+    store = KeyringTokenStore(service="demo")
+    store.save("token x", {"access_token": "a"})
+    assert ("demo", "token x") in fake.saved
+    assert store.load("token x") == {"access_token": "a"}
+    store.delete("token x")
+    store.delete("token x")  # already gone: nothing happens
+    assert store.load("token x") is None
+
+
+def test_keyring_store_without_keyring_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_sync.auth import KeyringTokenStore
+
+    monkeypatch.setitem(sys.modules, "keyring", None)
+    with pytest.raises(ImportError, match=r"mcp_sync\[keyring\]"):
+        KeyringTokenStore()
