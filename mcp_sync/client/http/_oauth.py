@@ -444,6 +444,9 @@ class ClientCredentials(TokenAuth):
         http_timeout: seconds allowed for each request to the authorization server.
     """
 
+    # V1125-25: a client acting for itself asks once for more, then gives up.
+    _max_step_ups = 1
+
     def __init__(self, client_id: str, client_secret: str, scopes: Sequence[str] | None = None,
                  storage: TokenStore | None = None, *, http_timeout: float = 30.0) -> None:
         super().__init__(scopes=scopes, storage=storage, http_timeout=http_timeout)

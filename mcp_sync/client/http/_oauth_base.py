@@ -97,6 +97,9 @@ class TokenAuth(AuthBase):
     ask for first (:meth:`_first_scopes`).
     """
 
+    #: How many times one scope set is asked for again after 403 insufficient_scope.
+    _max_step_ups = _MAX_STEP_UPS
+
     def __init__(self, *, scopes: Sequence[str] | None, storage: TokenStore | None,
                  http_timeout: float) -> None:
         load_authlib()  # fail at construction, not at the first 401
@@ -127,16 +130,23 @@ class TokenAuth(AuthBase):
             challenge = parse_challenge(response.headers.get("WWW-Authenticate"))
             sent = _sent_token(response.request)
             token: dict[str, Any] | None
-            if response.status_code == 401:
-                if reauthorized >= _MAX_REAUTHORIZATIONS:
-                    return response
-                token = self._after_401(server, challenge, sent, refresh=reauthorized == 0)
-                reauthorized += 1
-            elif response.status_code == 403 and challenge.insufficient_scope:
-                token = self._step_up(server, challenge, sent)
-                if token is None:
-                    return response
-            else:
+            try:
+                if response.status_code == 401:
+                    if reauthorized >= _MAX_REAUTHORIZATIONS:
+                        return response
+                    token = self._after_401(server, challenge, sent,
+                                            refresh=reauthorized == 0)
+                    reauthorized += 1
+                elif response.status_code == 403 and challenge.insufficient_scope:
+                    token = self._step_up(server, challenge, sent)
+                    if token is None:
+                        return response
+                else:
+                    token = None
+            except BaseException:
+                response.close()  # its connection is not held while the error travels
+                raise
+            if token is None:
                 if 200 <= response.status_code < 300:
                     self._forget_step_ups(server)
                 return response
@@ -229,7 +239,7 @@ class TokenAuth(AuthBase):
             grant = self._discover(server, challenge, step_up=True)
             key = (server, frozenset(grant.scopes))
             tries = self._step_ups.get(key, 0)
-            if tries >= _MAX_STEP_UPS:
+            if tries >= self._max_step_ups:
                 log.warning("%s still refuses the scopes %s after %d re-authorizations; "
                             "giving up", server, " ".join(grant.scopes), tries)
                 return None
