@@ -73,9 +73,10 @@ def demo_server() -> Server:
 class ProtectedServer:
     """An MCP server behind OAuth, with its authorization server, on one origin."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, legacy_sse: bool = False) -> None:
         self.asked: list[Asked] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         #: access token -> (scopes, expires_at)
         self.tokens: dict[str, tuple[set[str], float]] = {}
         self.refresh_tokens: dict[str, set[str]] = {}
@@ -92,7 +93,9 @@ class ProtectedServer:
         self.authorization_servers: list[str] | None = None
         self.machine_clients = {"robot": "robot-secret"}
         self._mcp_server = demo_server()
-        self._mcp = self._mcp_server.wsgi_app(path="/mcp")
+        # With legacy_sse the 2024-11-05 transport is served too (/sse and /messages), as
+        # a 2025-03-26 server would: its 401 names no resource metadata.
+        self._mcp = self._mcp_server.wsgi_app(path="/mcp", legacy_sse=legacy_sse)
         self.http = make_server("127.0.0.1", 0, self._app, threaded=True,
                                 request_handler=_QuietHandler)
         self.origin = f"http://127.0.0.1:{self.http.server_port}"
@@ -117,6 +120,13 @@ class ProtectedServer:
         with self._lock:
             return [a for a in self.asked if a.path == path]
 
+    def wait_for_get(self, timeout: float = 10.0) -> None:
+        """Wait until a GET on /mcp arrived (the client's stream for server messages)."""
+        with self._arrived:
+            assert self._arrived.wait_for(
+                lambda: any(a.method == "GET" and a.path == "/mcp" for a in self.asked),
+                timeout), "no GET stream was opened"
+
     def expire_all(self) -> None:
         """Make every access token invalid, as a server restart or revocation would."""
         with self._lock:
@@ -126,13 +136,15 @@ class ProtectedServer:
 
     def _app(self, environ: dict[str, Any], start_response: Any) -> Any:
         request = Request(environ)
-        if request.path == "/mcp":
+        if request.path in ("/mcp", "/sse") or request.path.startswith("/messages"):
             # Read here, and handed on whole to the MCP application behind the check.
             raw = request.get_data()
             environ["wsgi.input"] = io.BytesIO(raw)
             environ["CONTENT_LENGTH"] = str(len(raw))
             with self._lock:
-                self.asked.append(Asked(request.method, "/mcp", {}, {}, dict(request.headers)))
+                self.asked.append(Asked(request.method, request.path, {}, {},
+                                        dict(request.headers)))
+                self._arrived.notify_all()
             refusal = self._check_bearer(request)
             if refusal is not None:
                 return refusal(environ, start_response)
@@ -157,8 +169,10 @@ class ProtectedServer:
         with self._lock:
             known = self.tokens.get(token) if token else None
         if known is None or known[1] < time.time():
+            challenge = 'Bearer realm="mcp"' if request.path != "/mcp" \
+                else _challenge(self.origin, "mcp")
             return Response(json.dumps({"error": "invalid_token"}), status=401, headers={
-                "WWW-Authenticate": _challenge(self.origin, "mcp"),
+                "WWW-Authenticate": challenge,
                 "Content-Type": "application/json"})
         if self.write_scope and request.method == "POST":
             try:

@@ -31,7 +31,7 @@ from mcp_sync.auth import (
 )
 from tests.auth_client_helpers import ProtectedServer, browser, query_of
 from tests.conftest import EXAMPLES
-from tests.helpers import load_module
+from tests.helpers import LEGACY_ERA, load_module
 
 REDIRECT = "http://127.0.0.1:1/callback"  # never listened on: the callable plays the browser
 WAIT = 20.0
@@ -478,3 +478,39 @@ def test_keyring_store_without_keyring_names_the_extra(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "keyring", None)
     with pytest.raises(ImportError, match=r"mcp_sync\[keyring\]"):
         KeyringTokenStore()
+
+
+def test_the_old_transport_and_a_2025_03_26_server_are_authorized_too() -> None:
+    """AUTH-6/7/8 with HTTP-37: a server without resource metadata whose POST endpoint
+    answers 405 (a 2024-11-05 HTTP+SSE server): the authorization server is found at its
+    origin, the GET stream and every POST to the message endpoint carry the token, and a
+    POST refused later is refreshed and sent again."""
+    protected = ProtectedServer(legacy_sse=True)
+    try:
+        url = f"{protected.origin}/sse"
+        with Client.http(url, auth=oauth(), timeout=WAIT, **LEGACY_ERA) as client:
+            assert add(client) == "5"
+            protected.expire_all()
+            assert add(client) == "5"
+        stream = [a for a in protected.requests_to("/sse") if a.method == "GET"]
+        assert stream and stream[0].headers["Authorization"].startswith("Bearer at-")
+        posts = [a for a in protected.asked if a.path.startswith("/messages")]
+        assert posts and all(a.headers.get("Authorization") for a in posts[-2:])
+        (authorize,) = protected.requests_to("/authorize")
+        assert authorize.query["resource"] == url
+        assert protected.requests_to("/.well-known/oauth-authorization-server")[0].headers[
+            "Mcp-Protocol-Version"] == "2025-03-26"  # AUTH-7
+        grants = [a.form["grant_type"] for a in protected.requests_to("/token")]
+        assert grants == ["authorization_code", "refresh_token"]
+    finally:
+        protected.stop()
+
+
+def test_the_get_stream_carries_the_token(protected: ProtectedServer) -> None:
+    """HTTP-17: in a legacy session the GET stream for server messages is sent with the
+    token too."""
+    with Client.http(protected.url, auth=oauth(), timeout=WAIT, **LEGACY_ERA) as client:
+        assert add(client) == "5"
+        protected.wait_for_get()
+    gets = [a for a in protected.requests_to("/mcp") if a.method == "GET"]
+    assert gets and all(a.headers["Authorization"].startswith("Bearer at-") for a in gets)
