@@ -175,8 +175,9 @@ class TokenAuth(AuthBase):
         """The MCP server a request goes to: the known server on its origin whose path
         holds the request's (the 2024-11-05 transport posts elsewhere on the origin)."""
         canonical = canonical_resource(url)
-        with self._lock:
-            known = list(self._issuers)
+        # Read without the lock, which a flow may hold while the user is in the browser:
+        # copying a dict is atomic, and requests for other servers need not wait.
+        known = list(self._issuers)
         origin = _origin(canonical)
         same = [server for server in known if _origin(server) == origin]
         path = urlsplit(canonical).path
@@ -187,14 +188,12 @@ class TokenAuth(AuthBase):
         return same[0] if same else canonical
 
     def _issuer_of(self, server: str) -> str | None:
-        with self._lock:
-            issuer = self._issuers.get(server)
+        issuer = self._issuers.get(server)  # without the lock, as in _server_of
         if issuer is None:
             entry = self.storage.load(f"server {server}")
             issuer = entry.get("issuer") if entry else None
             if isinstance(issuer, str):
-                with self._lock:
-                    self._issuers.setdefault(server, issuer)
+                self._issuers.setdefault(server, issuer)
         return issuer if isinstance(issuer, str) else None
 
     def _token_key(self, server: str, issuer: str) -> str:
