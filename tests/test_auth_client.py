@@ -514,3 +514,14 @@ def test_the_get_stream_carries_the_token(protected: ProtectedServer) -> None:
         protected.wait_for_get()
     gets = [a for a in protected.requests_to("/mcp") if a.method == "GET"]
     assert gets and all(a.headers["Authorization"].startswith("Bearer at-") for a in gets)
+
+
+def test_a_server_refusing_a_brand_new_token_is_not_asked_again(
+        protected: ProtectedServer) -> None:
+    """A server that refuses the token just granted (it expects another audience, say)
+    gets one authorization, not a loop: the call raises AuthorizationError with the 401."""
+    protected.lifetime = -10  # every token is expired as it is issued
+    with pytest.raises(AuthorizationError) as caught:
+        Client.http(protected.url, auth=oauth(), timeout=WAIT)
+    assert caught.value.status == 401
+    assert len(protected.requests_to("/authorize")) == 1

@@ -126,6 +126,7 @@ class TokenAuth(AuthBase):
         request = response.request
         server = self._server_of(request.url or "")
         reauthorized = 0
+        granted_anew = False
         while True:
             challenge = parse_challenge(response.headers.get("WWW-Authenticate"))
             sent = _sent_token(response.request)
@@ -134,9 +135,12 @@ class TokenAuth(AuthBase):
                 if response.status_code == 401:
                     if reauthorized >= _MAX_REAUTHORIZATIONS:
                         return response
+                    if reauthorized and granted_anew:
+                        return response  # a brand-new token refused: asking again won't do
                     token = self._after_401(server, challenge, sent,
                                             refresh=reauthorized == 0)
                     reauthorized += 1
+                    granted_anew = bool(token.get("granted"))
                 elif response.status_code == 403 and challenge.insufficient_scope:
                     token = self._step_up(server, challenge, sent)
                     if token is None:
@@ -284,10 +288,10 @@ class TokenAuth(AuthBase):
 
     def _new_token_from(self, grant: Grant, token: dict[str, Any]) -> dict[str, Any]:
         return self._keep(grant.server, grant.auth_server.issuer, dict(token),
-                          grant.resource, grant.scopes)
+                          grant.resource, grant.scopes, granted=True)
 
     def _keep(self, server: str, issuer: str, token: dict[str, Any], resource: str,
-              scopes: tuple[str, ...]) -> dict[str, Any]:
+              scopes: tuple[str, ...], *, granted: bool = False) -> dict[str, Any]:
         access = token.get("access_token")
         if not isinstance(access, str) or not access:
             raise AuthorizationError("the token endpoint answered without an access_token")
@@ -298,6 +302,8 @@ class TokenAuth(AuthBase):
             "issuer": issuer,
             "requested_scopes": list(scopes),
             "obtained_at": time.time(),
+            # A new grant, not a refresh: a server refusing it will refuse another.
+            "granted": granted,
         }
         for name in ("refresh_token", "scope", "expires_in"):
             if token.get(name) is not None:
