@@ -89,6 +89,7 @@ class ProtectedServer:
         self.state_override: str | None = None
         self.iss_override: str | None = None
         self.refuse_registration = False
+        self.deny = False
         self.metadata_overrides: dict[str, Any] = {}
         self.authorization_servers: list[str] | None = None
         self.machine_clients = {"robot": "robot-secret"}
@@ -230,6 +231,9 @@ class ProtectedServer:
             self.codes[code] = dict(query.items())
         params = {"code": code, "state": self.state_override or query.get("state", ""),
                   "iss": self.iss_override or self.origin}
+        if self.deny:
+            params = {"error": "access_denied", "error_description": "the user said no",
+                      "state": query.get("state", ""), "iss": self.origin}
         return Response(status=302, headers={"Location": f"{redirect}?{urlencode(params)}"})
 
     def _token(self, request: Request) -> Response:

@@ -525,3 +525,19 @@ def test_a_server_refusing_a_brand_new_token_is_not_asked_again(
         Client.http(protected.url, auth=oauth(), timeout=WAIT)
     assert caught.value.status == 401
     assert len(protected.requests_to("/authorize")) == 1
+
+
+def test_a_user_who_declines_gets_the_servers_refusal(protected: ProtectedServer) -> None:
+    """RFC 6749 §4.1.2.1: an error redirect back (here through the loopback catcher, after
+    a stray request it ignores) ends in AuthorizationError naming the error."""
+    def user(url: str) -> None:
+        redirect_uri = query_of(url)["redirect_uri"]
+        with requests.get(redirect_uri.replace("/callback", "/favicon.ico"), timeout=10):
+            pass  # not the redirect: answered and ignored
+        requests.get(url, timeout=10).close()
+
+    protected.deny = True
+    auth = OAuth(redirect=LoopbackRedirect(open_browser=user, timeout=WAIT), http_timeout=5)
+    with pytest.raises(AuthorizationError, match="access_denied"):
+        Client.http(protected.url, auth=auth, timeout=WAIT)
+    assert protected.requests_to("/token") == []
