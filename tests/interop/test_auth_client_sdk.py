@@ -100,3 +100,28 @@ def test_tokens_refresh_transparently_during_a_long_lived_client(tmp_path: Path)
             assert stats.json()["refreshed"] == 3
     assert len(authorizations) == 1
     assert (tmp_path / "tokens.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_short_lived_tokens_are_renewed_while_the_client_keeps_calling(tmp_path: Path) -> None:
+    """Tokens that live one second (the SDK refuses them once expired): a client calling
+    for a few seconds renews them, before they expire or when refused, and every call
+    succeeds without a second authorization."""
+    authorizations: list[str] = []
+
+    def counted(url: str) -> str:
+        authorizations.append(url)
+        return browser(url)
+
+    auth = OAuth(client_name="mcp_sync tests", redirect_uri="http://127.0.0.1:1/callback",
+                 authorize=counted, http_timeout=10)
+    with sdk_server(tmp_path, lifetime=1) as origin, \
+            Client.http(f"{origin}/mcp", auth=auth, timeout=WAIT, **LEGACY_ERA) as client:
+        calls = 0
+        refreshed = 0
+        while refreshed < 2:  # bounded by the test's timeout
+            calls += 1
+            result = client.call_tool("add", {"a": calls, "b": 1})
+            assert result.content[0].text == str(calls + 1)  # type: ignore[union-attr]
+            with requests.get(f"{origin}/test/stats", timeout=10) as stats:
+                refreshed = stats.json()["refreshed"]
+    assert len(authorizations) == 1
