@@ -383,8 +383,10 @@ MODERN_AUTH_SCENARIOS = (
 LEGACY_AUTH_SCENARIOS = (
     "2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback",
 )
+#: Extension scenarios taken part in (never scored): the client credentials grant.
+EXTENSION_AUTH_SCENARIOS = ("client-credentials-basic",)
 AUTH_REVISIONS = {"2025-11-25": AUTH_SCENARIOS, MODERN: MODERN_AUTH_SCENARIOS,
-                  "2025-03-26": LEGACY_AUTH_SCENARIOS}
+                  "2025-03-26": LEGACY_AUTH_SCENARIOS, "extension": EXTENSION_AUTH_SCENARIOS}
 
 
 def _read_auth(folder: Path) -> dict[str, Outcome]:
@@ -437,8 +439,9 @@ def test_auth_client_scenario(auth_run: dict[str, dict[str, Outcome]], revision:
                               name: str) -> None:
     """V0618-38/39 and V1125-20..28 (discovery, RFC 8707 resource, scopes, step-up, CIMD,
     registration order, PKCE S256), SEP-2468 (RFC 9207 iss and metadata issuer checks),
-    SEP-2207, SEP-2352, SEP-837, AUTH-6/7/8: examples/conformance_client.py with
-    mcp_sync.auth.OAuth passes the auth/* client scenario ``name`` of ``revision``."""
+    SEP-2207, SEP-2352, SEP-837, AUTH-6/7/8, SEP-1046 (client credentials):
+    examples/conformance_client.py with mcp_sync.auth passes the auth/* client scenario
+    ``name`` of ``revision``."""
     outcome = auth_run[revision].get(name)
     assert outcome is not None, auth_run["output"][""].name
     assert outcome.passed, outcome.problems
