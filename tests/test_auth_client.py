@@ -541,3 +541,23 @@ def test_a_user_who_declines_gets_the_servers_refusal(protected: ProtectedServer
     with pytest.raises(AuthorizationError, match="access_denied"):
         Client.http(protected.url, auth=auth, timeout=WAIT)
     assert protected.requests_to("/token") == []
+
+
+def test_client_credentials_ask_again_before_the_token_expires(
+        protected: ProtectedServer) -> None:
+    """RFC 6749 §4.4.3 issues no refresh token: a machine client's expiring token is
+    replaced by a new grant before it is sent, and the server never refuses a request."""
+    store = MemoryTokenStore()
+    auth = ClientCredentials("robot", "robot-secret", storage=store, http_timeout=5)
+    with Client.http(protected.url, auth=auth, timeout=WAIT) as client:
+        assert add(client) == "5"
+        key = f"token {protected.url} {protected.origin}"
+        token = store.load(key)
+        assert token is not None and "refresh_token" not in token
+        token["expires_at"] = time.time() - 1
+        store.save(key, token)
+        refused_before = _refusals(protected)
+        assert add(client) == "5"
+        assert _refusals(protected) == refused_before
+    grants = [a.form["grant_type"] for a in protected.requests_to("/token")]
+    assert grants == ["client_credentials", "client_credentials"]

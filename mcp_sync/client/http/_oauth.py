@@ -446,6 +446,8 @@ class ClientCredentials(TokenAuth):
 
     # V1125-25: a client acting for itself asks once for more, then gives up.
     _max_step_ups = 1
+    # A token about to expire is replaced by asking again: no refresh token is needed.
+    _renews_itself = True
 
     def __init__(self, client_id: str, client_secret: str, scopes: Sequence[str] | None = None,
                  storage: TokenStore | None = None, *, http_timeout: float = 30.0) -> None:

@@ -99,6 +99,9 @@ class TokenAuth(AuthBase):
 
     #: How many times one scope set is asked for again after 403 insufficient_scope.
     _max_step_ups = _MAX_STEP_UPS
+    #: True when a new token can be had without the user (:meth:`_refresh` needs no
+    #: refresh token).
+    _renews_itself = False
 
     def __init__(self, *, scopes: Sequence[str] | None, storage: TokenStore | None,
                  http_timeout: float) -> None:
@@ -215,7 +218,7 @@ class TokenAuth(AuthBase):
             token = self.storage.load(self._token_key(server, issuer))
             if token is None or not _expiring(token):
                 return token
-            if token.get("refresh_token"):
+            if self._renewable(token):
                 refreshed = self._try_refresh(server, issuer, token)
                 if refreshed is not None:
                     return refreshed
@@ -230,7 +233,7 @@ class TokenAuth(AuthBase):
             token = self.storage.load(key)
             if token is not None and token.get("access_token") != sent and not _expired(token):
                 return token  # another thread obtained it meanwhile
-            if token is not None and refresh and token.get("refresh_token"):
+            if token is not None and refresh and self._renewable(token):
                 refreshed = self._try_refresh(server, grant.auth_server.issuer, token)
                 if refreshed is not None:
                     return refreshed
@@ -250,6 +253,9 @@ class TokenAuth(AuthBase):
             log.info("%s needs the scopes %s: authorizing again", server,
                      " ".join(grant.scopes))
             return self._new_token(grant)
+
+    def _renewable(self, token: dict[str, Any]) -> bool:
+        return self._renews_itself or bool(token.get("refresh_token"))
 
     def _forget_step_ups(self, server: str) -> None:
         with self._lock:
@@ -330,7 +336,8 @@ class TokenAuth(AuthBase):
         except oauth_errors() as exc:
             log.info("refreshing the token for %s failed: %s", server, exc)
             return None
-        fresh.setdefault("refresh_token", token.get("refresh_token"))
+        if token.get("refresh_token"):
+            fresh.setdefault("refresh_token", token["refresh_token"])
         return self._keep(server, issuer, fresh, str(token.get("resource", server)),
                           tuple(token.get("requested_scopes") or ()))
 
