@@ -31,6 +31,7 @@ from typing import Any
 
 from _authorization_server import AuthorizationServerApp
 from everything_server import server
+
 from mcp_sync.auth import JWTVerifier, ResourceServer
 
 WsgiApp = Callable[[dict[str, Any], Any], Iterable[bytes]]

@@ -9,17 +9,24 @@ and the scenario's name in ``MCP_CONFORMANCE_SCENARIO``::
 
 Each scenario is a short, ordinary use of :class:`~mcp_sync.Client` over Streamable HTTP;
 the mock server checks what it was sent. The version offered is the one named in
-``MCP_CONFORMANCE_PROTOCOL_VERSION`` (our newest if unset). The ``auth/*`` scenarios need
-an OAuth client, which mcp_sync does not have yet: for those the program says so and
-exits with status 2, as it does for a scenario it does not know.
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` (our newest if unset). The ``auth/*`` scenarios
+connect with :class:`mcp_sync.auth.OAuth` (or :class:`~mcp_sync.auth.ClientCredentials`)
+and a headless browser step: the authorization URL is fetched without following its
+redirect, and the redirect's ``Location`` is the callback. Credentials the scenario
+gives (``MCP_CONFORMANCE_CONTEXT``) are used as a pre-registered client. A scenario
+whose server or authorization server misbehaves on purpose ends with status 1 and the
+error that stopped it; an unknown scenario with status 2.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import requests
 
 from mcp_sync import Client, ElicitationRequest, ElicitationResult, types
 
@@ -179,6 +186,58 @@ def _header_arguments(tool: str) -> dict[str, Any]:
             "crlf_val": "line1\r\nline2", "tab_val": "\tindented", "query": "search"}
 
 
+# --- authorization (auth/*) ---------------------------------------------------------------
+
+#: The client metadata document URL the suite expects where CIMD is offered (auth/basic-cimd).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+#: Where the headless browser step says the user comes back; nothing listens there.
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+def follow_without_redirect(authorization_url: str) -> str:
+    """The browser step, headless: the authorization server (which approves at once)
+    answers with a redirect whose Location is the callback URL."""
+    response = requests.get(authorization_url, allow_redirects=False, timeout=10)
+    with response:
+        location = response.headers.get("Location")
+    if not location:
+        raise RuntimeError(f"the authorization endpoint answered HTTP {response.status_code} "
+                           "without a redirect")
+    return location
+
+
+def scenario_context() -> dict[str, Any]:
+    """What the suite passes to the client in MCP_CONFORMANCE_CONTEXT (may be nothing)."""
+    try:
+        value = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def authorized(url: str) -> None:
+    """Connect with OAuth (discovery, registration, authorization code with PKCE), list
+    the tools and call each: the server asks for authorization, and for more scopes, on
+    the way."""
+    from mcp_sync.auth import ClientCredentials, OAuth
+
+    context = scenario_context()
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    auth: Any
+    if scenario.startswith("auth/client-credentials"):
+        auth = ClientCredentials(context["client_id"], context["client_secret"],
+                                 http_timeout=10)
+    else:
+        auth = OAuth(client_name="mcp-sync-conformance-client",
+                     client_id=context.get("client_id"),
+                     client_secret=context.get("client_secret"),
+                     client_metadata_url=CLIENT_METADATA_URL, redirect_uri=REDIRECT_URI,
+                     authorize=follow_without_redirect, http_timeout=10)
+    with connect(url, auth=auth) as client:
+        for tool in client.list_tools():
+            print(tool.name, text_of(client.call_tool(tool.name, {})))
+
+
 #: The client scenarios of the suite that this program runs, by name.
 SCENARIOS: dict[str, Callable[[str], None]] = {
     "initialize": initialize,
@@ -194,6 +253,14 @@ SCENARIOS: dict[str, Callable[[str], None]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": schema_ref_no_deref,
 }
+
+
+#: auth/* extension scenarios this client does not take part in (private_key_jwt client
+#: authentication, DPoP, enterprise-managed authorization, workload identity federation).
+UNSUPPORTED_AUTH = frozenset({
+    "auth/client-credentials-jwt", "auth/dpop", "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization", "auth/wif-jwt-bearer",
+})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,11 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("usage: conformance_client.py URL (with MCP_CONFORMANCE_SCENARIO set)",
               file=sys.stderr)
         return 2
-    if scenario.startswith("auth/"):
-        print(f"scenario {scenario!r} needs an OAuth client, which mcp_sync does not "
-              "have yet: not run", file=sys.stderr)
-        return 2
     run = SCENARIOS.get(scenario)
+    if run is None and scenario.startswith("auth/") and scenario not in UNSUPPORTED_AUTH:
+        run = authorized
     if run is None:
         print(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}",
               file=sys.stderr)

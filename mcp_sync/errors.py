@@ -17,6 +17,7 @@ import enum
 from typing import Any
 
 __all__ = [
+    "AuthorizationError",
     "CapabilityError",
     "ConnectionClosed",
     "ConnectionLost",
@@ -182,6 +183,18 @@ class HttpError(RpcError):
     def __str__(self) -> str:
         # The message names the HTTP status; the JSON-RPC code, never on the wire, is noise.
         return self.message
+
+
+class AuthorizationError(HttpError):
+    """No access token for the server could be obtained, or the server refused the one sent.
+
+    Raised by the call whose request needed authorization: the authorization server could
+    not be found or reached, its metadata broke a rule (issuer, PKCE support, endpoint
+    scheme), registration or the token request was refused, the redirect came back with an
+    error, a wrong ``state`` or ``iss``, the user did not finish in time, or the server kept
+    refusing new tokens. ``status`` is the MCP server's HTTP status when it was the one
+    that refused (401, 403), else None.
+    """
 
 
 class SessionExpired(RpcError):

@@ -303,12 +303,12 @@ def _load_example(name: str) -> ModuleType:
     return load_module(EXAMPLES / f"{name}.py")
 
 
-def test_client_refuses_auth_and_unknown_scenarios(
+def test_client_refuses_unknown_scenarios(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     client = _load_example("conformance_client")
-    monkeypatch.setenv("MCP_CONFORMANCE_SCENARIO", "auth/metadata-default")
+    monkeypatch.setenv("MCP_CONFORMANCE_SCENARIO", "auth/dpop")  # an extension not taken part in
     assert client.main(["http://127.0.0.1:9/mcp"]) == 2
-    assert "needs an OAuth client" in capsys.readouterr().err
+    assert "unknown scenario 'auth/dpop'" in capsys.readouterr().err
     monkeypatch.setenv("MCP_CONFORMANCE_SCENARIO", "no-such-scenario")
     assert client.main(["http://127.0.0.1:9/mcp"]) == 2
     assert "unknown scenario 'no-such-scenario'" in capsys.readouterr().err
@@ -358,4 +358,90 @@ def test_modern_client_scenario(suite_run: SuiteRun, name: str) -> None:
     examples/conformance_client.py passes the 2026-07-28 client scenario ``name``."""
     assert name in suite_run.modern_client, suite_run.output[-4000:]
     outcome = suite_run.modern_client[name]
+    assert outcome.passed, outcome.problems
+
+
+# --- the auth/* client scenarios (OAuth) ------------------------------------------------------
+
+#: Scored for 2025-11-25: every auth/* client scenario of ``requirements/2025-11-25.yaml``.
+AUTH_SCENARIOS = (
+    "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+    "scope-from-www-authenticate", "scope-from-scopes-supported",
+    "scope-omitted-when-undefined", "scope-step-up", "scope-retry-limit",
+    "token-endpoint-auth-basic", "token-endpoint-auth-post", "token-endpoint-auth-none",
+    "pre-registration",
+)
+#: Scored for 2026-07-28: those, and SEP-2468 (RFC 9207 iss, metadata issuer), SEP-2207
+#: (offline_access), SEP-2352 (authorization server migration), resource mismatch.
+MODERN_AUTH_SCENARIOS = (
+    *AUTH_SCENARIOS, "resource-mismatch", "offline-access-scope", "offline-access-not-supported",
+    "authorization-server-migration", "iss-supported", "iss-not-advertised",
+    "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
+    "metadata-issuer-mismatch",
+)
+#: The 2025-03-26 fallbacks (AUTH-6/7/8), scored by no revision any more.
+LEGACY_AUTH_SCENARIOS = (
+    "2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback",
+)
+#: Extension scenarios taken part in (never scored): the client credentials grant.
+EXTENSION_AUTH_SCENARIOS = ("client-credentials-basic",)
+AUTH_REVISIONS = {"2025-11-25": AUTH_SCENARIOS, MODERN: MODERN_AUTH_SCENARIOS,
+                  "2025-03-26": LEGACY_AUTH_SCENARIOS, "extension": EXTENSION_AUTH_SCENARIOS}
+
+
+def _read_auth(folder: Path) -> dict[str, Outcome]:
+    """The outcome of each scenario run into ``folder``: its failed or warning checks, and
+    the suite's verdict (which allows the client to stop with an error in the scenarios
+    whose authorization server misbehaves on purpose, and only there)."""
+    stamp = r"-\d{4}-\d\d-\d\dT[\d-]+Z"
+    outcomes: dict[str, Outcome] = {}
+    for status_file in sorted(folder.glob("*.status")):
+        name = status_file.stem
+        problems: list[str] = []
+        for results in folder.glob(f"{name}-*"):
+            if re.fullmatch(re.escape(name) + stamp, results.name):
+                problems += _failed_checks(results / "checks.json")
+        status = status_file.read_text().strip()
+        if status != "0":
+            log = (folder / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+            problems.append(f"the suite exited with status {status}: {log[-2000:]}")
+        outcomes[name] = Outcome(name, problems)
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def auth_run() -> Iterator[dict[str, dict[str, Outcome]]]:
+    """Runs every auth/* client scenario once (``.ci/conformance auth``): the outcomes by
+    revision, then by scenario name (without ``auth/``)."""
+    if not (NODE.is_file() and SUITE.is_file()):
+        pytest.skip("Node 22 and the MCP conformance suite are not installed: run "
+                    "`bash .ci/conformance install` (.ci/run does)")
+    with tempfile.TemporaryDirectory(prefix="mcp-sync-conformance-auth-") as folder:
+        results = Path(folder)
+        output = run_script(["auth", str(results)], RUN_TIMEOUT)
+        outcomes = {revision: _read_auth(results / f"client-auth-{revision}" / "auth")
+                    for revision in AUTH_REVISIONS}
+    outcomes["output"] = {"": Outcome(output[-4000:], [])}
+    yield outcomes
+
+
+def test_every_auth_scenario_ran(auth_run: dict[str, dict[str, Outcome]]) -> None:
+    """The auth/* client scenarios the suite scores are exactly the ones listed here, for
+    each revision: a new one in a newer suite must be added."""
+    for revision, names in AUTH_REVISIONS.items():
+        assert set(auth_run[revision]) == set(names), (revision, auth_run["output"][""].name)
+
+
+@pytest.mark.parametrize(("revision", "name"), [
+    pytest.param(revision, name, id=f"{revision}/{name}")
+    for revision, names in AUTH_REVISIONS.items() for name in names])
+def test_auth_client_scenario(auth_run: dict[str, dict[str, Outcome]], revision: str,
+                              name: str) -> None:
+    """V0618-38/39 and V1125-20..28 (discovery, RFC 8707 resource, scopes, step-up, CIMD,
+    registration order, PKCE S256), SEP-2468 (RFC 9207 iss and metadata issuer checks),
+    SEP-2207, SEP-2352, SEP-837, AUTH-6/7/8, SEP-1046 (client credentials):
+    examples/conformance_client.py with mcp_sync.auth passes the auth/* client scenario
+    ``name`` of ``revision``."""
+    outcome = auth_run[revision].get(name)
+    assert outcome is not None, auth_run["output"][""].name
     assert outcome.passed, outcome.problems

@@ -99,6 +99,7 @@ class Factories:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         legacy_fallback: bool = True,
         listen: bool = True,
+        auth: requests.auth.AuthBase | None = None,
         **options: Any,
     ) -> C:
         """Connect to a server over Streamable HTTP (or the older HTTP+SSE transport).
@@ -113,11 +114,16 @@ class Factories:
             legacy_fallback: try the 2024-11-05 HTTP+SSE transport when the server
                 refuses ``initialize`` with 400, 404 or 405 (HTTP-37).
             listen: open the GET stream for messages the server sends on its own.
+            auth: a ``requests`` auth object for every request: ``OAuth()`` (a user
+                authorizes in the browser), ``ClientCredentials(...)``,
+                ``BearerToken("...")`` from :mod:`mcp_sync.auth`, or any other. See
+                docs/auth.md.
             options: passed on to :class:`Client` (``timeout``, ``name``, handlers,
                 ``reconnect``...). With ``reconnect=True`` a server that could not be
                 reached is connected to again, in a new session, at the next call.
 
         Raises:
+            AuthorizationError: no token could be obtained, or the server refused it.
             HttpError: the server refused with an HTTP error status (401, 403, ...).
             ConnectionLost: the server cannot be reached.
             ProtocolVersionError: the server speaks no version we do.
@@ -130,6 +136,6 @@ class Factories:
             return HttpClientTransport(
                 url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
                 session_factory=session_factory, max_message_size=max_message_size,
-                legacy_fallback=legacy_fallback, listen=listen)
+                legacy_fallback=legacy_fallback, listen=listen, auth=auth)
 
         return cls(Connector(connect, http_era_key(url)), **options)

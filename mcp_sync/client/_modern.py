@@ -36,6 +36,7 @@ from .. import types
 from ..engine._engine import Engine, IncomingRequest, ProgressCallback
 from ..engine._threads import ThreadGroup, WorkerPool
 from ..errors import (
+    AuthorizationError,
     CapabilityError,
     ConnectionClosed,
     InvalidParams,
@@ -292,8 +293,10 @@ class ModernEra:
                     if not self._versions:
                         raise
                     return None
-                if modern_error(exc):
-                    raise  # modern, and refused: the era is settled, no fallback
+                if modern_error(exc) or isinstance(exc, AuthorizationError):
+                    # Modern and refused, or refused for want of credentials, which no
+                    # other era would answer differently (AMBIG-24): no fallback.
+                    raise
                 log.debug("server/discover refused (%s): speaking legacy MCP", str(exc))
                 return None
             try:

@@ -21,7 +21,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from ...engine._threads import ThreadGroup
-from ...errors import ConnectionLost, HttpError, McpError, RpcError
+from ...errors import AuthorizationError, ConnectionLost, HttpError, McpError, RpcError
 from ...protocol._jsonrpc import Batch, ErrorResponse, Incoming, RequestId, Response
 from ...protocol._sse import SseParser
 from ...transports._decode import decode_frame
@@ -112,8 +112,10 @@ class HttpCore:
         max_reconnects: int,
         reconnect_delay: float,
         max_reconnect_delay: float,
+        auth: requests.auth.AuthBase | None = None,
     ) -> None:
         self.url = url
+        self._auth = auth
         self._user_headers = dict(headers or {})
         self._timeout = (http_timeout, read_timeout)
         self._session_factory = session_factory
@@ -180,6 +182,9 @@ class HttpCore:
         session from ``session_factory`` keeps its own adapters.
         """
         session = self._session_factory() if self._session_factory else requests.Session()
+        if self._auth is not None:
+            # Set before the environment, so that netrc credentials do not replace it.
+            session.auth = self._auth
         self._environment.apply(session)
         if adapter is not None and self._session_factory is None:
             for prefix in ("https://", "http://"):
@@ -302,10 +307,13 @@ class HttpCore:
         status = response.status_code
         url = response.url or self.url
         excerpt, detail = body_excerpt(response) if body is None else body
-        if status == 401:
+        if status == 401 and self._auth is not None:
+            message = (f"the MCP server at {url} refused the credentials of "
+                       f"{self._auth!r} (HTTP 401 Unauthorized)")
+        elif status == 401:
             message = (f"the MCP server at {url} requires authorization (HTTP 401 "
-                       "Unauthorized); pass credentials, e.g. headers={'Authorization': "
-                       "'Bearer <token>'}")
+                       "Unauthorized); pass auth=OAuth() or credentials, e.g. "
+                       "auth=BearerToken('<token>')")
         elif status == 403:
             message = (f"the MCP server at {url} refused access (HTTP 403 Forbidden): "
                        "the credentials do not allow this")
@@ -322,7 +330,8 @@ class HttpCore:
         challenge = response.headers.get("WWW-Authenticate")
         if challenge:
             data["wwwAuthenticate"] = challenge
-        self._fail(post, lambda: HttpError(message, dict(data), status=status))
+        error_class = AuthorizationError if status in (401, 403) else HttpError
+        self._fail(post, lambda: error_class(message, dict(data), status=status))
 
     def _post_failed(self, post: Post, error: requests.RequestException) -> None:
         if self._stop.is_set():

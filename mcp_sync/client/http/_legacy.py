@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 import attrs
 import requests
 
-from ...errors import ConnectionLost
+from ...errors import AuthorizationError, ConnectionLost
 from ...protocol._jsonrpc import Incoming
 from ...protocol._sse import SseEvent, SseParser
 from ...transports._decode import decode_frame
@@ -60,7 +60,7 @@ def open_legacy_stream(session: requests.Session, url: str, headers: Mapping[str
     try:
         response = session.get(url, headers={**headers, "Accept": "text/event-stream"},
                                stream=True, timeout=timeout)
-    except requests.RequestException as exc:
+    except (requests.RequestException, AuthorizationError) as exc:
         return f"GET {url} failed: {exc}"
     kind = content_type(response)
     if response.status_code != 200 or kind != "text/event-stream":
@@ -163,6 +163,10 @@ class LegacyMixin(HttpCore):
         try:
             response = session.post(endpoint, data=post.body, headers=headers, stream=True,
                                     timeout=self._timeout)
+        except AuthorizationError as exc:
+            failure = exc
+            self._fail(post, lambda: failure)
+            return
         except requests.RequestException as exc:
             self._post_failed(post, exc)
             return

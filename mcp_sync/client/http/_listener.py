@@ -18,6 +18,7 @@ import logging
 
 import requests
 
+from ...errors import AuthorizationError
 from ._core import EVENT_STREAM, HttpCore, Outcome, resume_parser
 from ._io import SocketRegistry, content_type
 
@@ -63,7 +64,7 @@ class ListenerMixin(HttpCore):
                 try:
                     response = session.get(self.url, headers=headers, stream=True,
                                            timeout=self._timeout)
-                except requests.RequestException as exc:
+                except (requests.RequestException, AuthorizationError) as exc:
                     log.debug("opening the GET stream at %s failed: %s", self.url, str(exc))
                     self._settle(generation)
                     failures += 1

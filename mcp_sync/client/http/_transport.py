@@ -57,7 +57,7 @@ from collections.abc import Callable, Mapping, Sequence
 import requests
 
 from ...engine._threads import WorkerPool
-from ...errors import ConnectionClosed, ConnectionLost, SessionExpired
+from ...errors import AuthorizationError, ConnectionClosed, ConnectionLost, SessionExpired
 from ...protocol._jsonrpc import (
     ErrorResponse,
     Incoming,
@@ -127,6 +127,8 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
         max_reconnect_delay: the longest wait between reconnection attempts.
         close_timeout: on close, how long to wait for queued notifications to be posted,
             for the DELETE, and for our threads to finish, in seconds each.
+        auth: a ``requests`` auth object set on every session (POST, GET, DELETE), e.g.
+            :class:`~mcp_sync.auth.OAuth`; it overrides a ``session_factory`` session's own.
 
     Raises:
         ValueError: the URL is not ``http://`` or ``https://``, a number is out of range,
@@ -149,6 +151,7 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
         reconnect_delay: float = 1.0,
         max_reconnect_delay: float = 30.0,
         close_timeout: float = 5.0,
+        auth: requests.auth.AuthBase | None = None,
     ) -> None:
         if not url.lower().startswith(("http://", "https://")):
             raise ValueError(f"not an http:// or https:// URL: {url!r}")
@@ -162,7 +165,8 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
             url, headers=headers, http_timeout=http_timeout, read_timeout=read_timeout,
             session_factory=session_factory, max_message_size=max_message_size,
             max_senders=max_senders, listen=listen, max_reconnects=max_reconnects,
-            reconnect_delay=reconnect_delay, max_reconnect_delay=max_reconnect_delay)
+            reconnect_delay=reconnect_delay, max_reconnect_delay=max_reconnect_delay,
+            auth=auth)
         self._legacy_fallback = legacy_fallback
         self._close_timeout = close_timeout
         self._read_done = False
@@ -352,6 +356,10 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
                     lambda: self._post_notes(self._ledger.reached(post)))
             try:
                 response = self._post(session, post.body, headers)
+            except AuthorizationError as exc:
+                failure = exc
+                self._fail(post, lambda: failure)
+                return
             except requests.RequestException as exc:
                 self._post_failed(post, exc)
                 return
@@ -465,6 +473,10 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
             try:
                 resumed = session.get(self.url, headers=headers, stream=True,
                                       timeout=self._timeout)
+            except AuthorizationError as exc:
+                failure = exc
+                self._fail(post, lambda: failure)  # noqa: B023 (called before the loop goes on)
+                return
             except requests.RequestException as exc:
                 log.debug("resuming the stream after %r failed: %s", last_id, str(exc))
                 if is_connect_failure(exc):  # nobody listens: the server is gone
@@ -537,7 +549,7 @@ class HttpClientTransport(ModernPosts, LegacyMixin, ListenerMixin, Transport):
             if not (200 <= response.status_code < 300 or response.status_code in (404, 405)):
                 log.info("DELETE of the session at %s answered HTTP %d",
                          self.url, response.status_code)
-        except requests.RequestException as exc:
+        except (requests.RequestException, AuthorizationError) as exc:
             log.debug("DELETE of the session at %s failed: %s", self.url, str(exc))
         finally:
             session.close()
