@@ -8,7 +8,10 @@ V1125-21/26/28 (DIGEST-NEWER.md), RFC 8414, RFC 7591, RFC 8707, RFC 9207.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from mcp_sync import Client, types
 from tests.auth_example_helpers import (
     HTTP_TIMEOUT,
     REDIRECT_URI,
+    ROOT,
     AuthExample,
     pkce,
     query_of,
@@ -441,3 +445,27 @@ def test_example_refuses_to_serve_stdio(tmp_path: Path) -> None:
                               timeout=30, stdin=subprocess.DEVNULL)
     assert finished.returncode == 2
     assert b"HTTP" in finished.stderr
+
+
+# -- the two examples together ---------------------------------------------------------------
+
+
+def test_the_oauth_client_example_authorizes_and_calls_a_tool_then_reuses_its_tokens(
+        example: AuthExample, tmp_path: Path) -> None:
+    """examples/oauth_client.py against examples/auth_server.py --auto-approve: our OAuth
+    client discovers, registers, authorizes with PKCE and calls ``add``; the tokens it
+    keeps (in a 0600 file) serve a second run without authorizing again."""
+    tokens = tmp_path / "tokens.json"
+    command = [sys.executable, str(ROOT / "examples" / "oauth_client.py"),
+               "--url", example.mcp_url, "--headless", "--token-file", str(tokens),
+               "--call", "add", '{"a": 2, "b": 40}']
+    first = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert first.returncode == 0, first.stderr
+    assert "connected to" in first.stdout and first.stdout.rstrip().endswith("42")
+    assert tokens.stat().st_mode & 0o777 == 0o600
+    kept = tokens.read_text()
+    second = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.rstrip().endswith("42")
+    # Neither registered nor authorized again: the same client and the same tokens.
+    assert json.loads(tokens.read_text()) == json.loads(kept)
