@@ -294,8 +294,7 @@ class ModernEra:
                         raise
                     return None
                 if modern_error(exc) or isinstance(exc, AuthorizationError):
-                    # Modern and refused, or refused for want of credentials, which no
-                    # other era would answer differently (AMBIG-24): no fallback.
+                    # Refused as modern, or for credentials (no era differs, AMBIG-24).
                     raise
                 log.debug("server/discover refused (%s): speaking legacy MCP", str(exc))
                 return None
