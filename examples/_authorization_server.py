@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from _oauth_http import JsonRequest, OAuthRequest
 from _oauth_records import (
     ACCESS_TOKEN_LIFETIME,
     CODE_LIFETIME,
@@ -53,7 +54,7 @@ from authlib.oauth2 import rfc6749, rfc7591, rfc7636
 from authlib.oauth2.rfc6749 import grants
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
 from authlib.oauth2.rfc9207 import IssuerParameter
-from werkzeug.datastructures import Headers, MultiDict
+from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import Map, Rule
 from werkzeug.wrappers import Request, Response
@@ -65,57 +66,6 @@ LOCAL_USER = "local-user"
 
 
 # -- Authlib's server, for werkzeug requests -------------------------------------------------
-
-
-class _Payload(rfc6749.OAuth2Payload):  # type: ignore[misc]
-    def __init__(self, values: MultiDict[str, str]) -> None:
-        self._values = values
-
-    @property
-    def data(self) -> MultiDict[str, str]:
-        return self._values
-
-    @property
-    def datalist(self) -> dict[str, list[str]]:
-        return {key: self._values.getlist(key) for key in self._values}
-
-
-class _OAuthRequest(rfc6749.OAuth2Request):  # type: ignore[misc]
-    def __init__(self, method: str, url: str, headers: Headers,
-                 args: MultiDict[str, str], form: MultiDict[str, str]) -> None:
-        super().__init__(method, url, headers=headers)
-        self._args = args
-        self._form = form
-        values: MultiDict[str, str] = MultiDict(args)
-        values.update(form)
-        self.payload = _Payload(values)
-
-    @property
-    def args(self) -> MultiDict[str, str]:
-        return self._args
-
-    @property
-    def form(self) -> MultiDict[str, str]:
-        return self._form
-
-    @classmethod
-    def of(cls, request: Request) -> _OAuthRequest:
-        return cls(request.method, request.url, request.headers, request.args, request.form)
-
-
-class _JsonPayload(rfc6749.JsonPayload):  # type: ignore[misc]
-    def __init__(self, data: Any) -> None:
-        self._data = data
-
-    @property
-    def data(self) -> Any:
-        return self._data
-
-
-class _JsonRequest(rfc6749.JsonRequest):  # type: ignore[misc]
-    def __init__(self, request: Request) -> None:
-        super().__init__(request.method, request.url, request.headers)
-        self.payload = _JsonPayload(request.get_json(silent=True))
 
 
 class _Server(rfc6749.AuthorizationServer):  # type: ignore[misc]
@@ -138,10 +88,10 @@ class _Server(rfc6749.AuthorizationServer):  # type: ignore[misc]
     def create_oauth2_request(self, request: Any) -> Any:
         if isinstance(request, rfc6749.OAuth2Request):
             return request
-        return _OAuthRequest.of(request)
+        return OAuthRequest.of(request)
 
-    def create_json_request(self, request: Request) -> _JsonRequest:
-        return _JsonRequest(request)
+    def create_json_request(self, request: Request) -> JsonRequest:
+        return JsonRequest(request)
 
     def handle_response(self, status: int, body: Any, headers: Iterable[tuple[str, str]],
                         ) -> Response:
@@ -521,7 +471,7 @@ class AuthorizationServerApp:
     def _authorize(self, request: Request) -> Response:
         if request.method == "POST":
             return self._answer_consent(request)
-        oauth_request = _OAuthRequest.of(request)
+        oauth_request = OAuthRequest.of(request)
         try:
             grant = self.server.get_consent_grant(oauth_request, end_user=LOCAL_USER)
         except OAuth2Error as error:
@@ -539,8 +489,8 @@ class AuthorizationServerApp:
                          " Start again from the application.", status=400)
         # The grant is checked again from the original request, as if it came back now.
         args: MultiDict[str, str] = MultiDict(pending.params)
-        oauth_request = _OAuthRequest("GET", f"{self.issuer}/authorize", request.headers,
-                                      args, MultiDict())
+        oauth_request = OAuthRequest("GET", f"{self.issuer}/authorize", request.headers,
+                                     args, MultiDict())
         try:
             grant = self.server.get_consent_grant(oauth_request, end_user=LOCAL_USER)
         except OAuth2Error as error:
