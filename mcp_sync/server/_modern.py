@@ -93,18 +93,14 @@ def serve_modern(connection: ServerConnection, incoming: IncomingRequest,
 
 
 def _server_info(server: Server, profile: VersionProfile) -> dict[str, Any]:
-    identity = (server.name, server.version, server.title, server.description,
-                server.website_url, server.icons, profile)
-    # Every modern result carries it: made once for as long as the server's identity
-    # stays the same (the dict is only ever written out, never changed).
+    # Every modern result carries it: written out once for as long as the server's
+    # identity (made again only when it changes) and the profile stay the same.
+    info = server._implementation()
     made = server._modern_identity
-    if made is not None and made[0] == identity:
-        return made[1]
-    info = types.Implementation(
-        name=server.name, version=server.version, title=server.title,
-        description=server.description, website_url=server.website_url, icons=server.icons)
+    if made is not None and made[0] is info and made[1] is profile:
+        return made[2]
     wire: dict[str, Any] = implementation_for(to_wire(info), profile)
-    server._modern_identity = (identity, wire)
+    server._modern_identity = (info, profile, wire)
     return wire
 
 

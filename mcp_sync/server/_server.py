@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from .. import types
 from ..protocol._make_icons import IconsSpec, make_icons
 from ..protocol._request_state import RequestStateSeal
-from ..protocol._versions import split_versions
+from ..protocol._versions import VersionProfile, split_versions
 from ..transports.base import Transport
 from ._announcing import Announcing
 
@@ -157,7 +157,8 @@ class Server(Announcing, Serving, ServerLogging):
         self.website_url = website_url
         self.icons = make_icons(icons)
         #: The identity modern results carry, and what it was made from (server/_modern).
-        self._modern_identity: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        self._modern_identity: (
+            tuple[types.Implementation, VersionProfile, dict[str, Any]] | None) = None
         self._implementation_made: tuple[tuple[Any, ...], types.Implementation] | None = None
         self._capabilities_made: (
             tuple[dict[str, bool], types.ServerCapabilities] | None) = None
