@@ -398,3 +398,23 @@ def test_a_cancelled_modern_request_is_never_answered(peer: RawPeer) -> None:
     answer, _ = ask(peer, modern_request("tools/list", request_id="after"))
     assert answer["id"] == "after"
     assert peer.nothing_more()
+
+
+def test_every_result_names_the_server_as_it_is_now() -> None:
+    """The serverInfo in a modern result's _meta follows the server's identity when the
+    application changes it (name, version, title), though it is made once per identity."""
+    from mcp_sync.testing import open_client
+
+    server = Server("renamed", version="1.0")
+
+    @server.tool()
+    def hello() -> str:
+        """Say hello."""
+        return "hello"
+
+    with open_client(server, supported_versions=(MODERN,)) as client:
+        client.call_tool("hello", {})
+        assert (client.server_info.name, client.server_info.version) == ("renamed", "1.0")
+        server.version, server.title = "2.0", "Renamed"
+        client.call_tool("hello", {})
+        assert (client.server_info.version, client.server_info.title) == ("2.0", "Renamed")
