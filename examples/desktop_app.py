@@ -80,6 +80,7 @@ class DesktopApp:
 
     def _build(self, root: tkinter.Tk) -> None:
         root.title("mcp_sync desktop example")
+        root.protocol("WM_DELETE_WINDOW", self._window_closed)
         frame = ttk.Frame(root, padding=10)
         frame.grid(sticky="nsew")
         root.columnconfigure(0, weight=1)
@@ -214,6 +215,11 @@ class DesktopApp:
         self.ticks += 1
         self.heartbeat.configure(text=f"UI ticks: {self.ticks}")
         self.root.after(TICK_MS, self._heartbeat)
+
+    def _window_closed(self) -> None:
+        # Hidden at once; the main loop ends, and main() then closes the client.
+        self.root.withdraw()
+        self.root.quit()
 
     def _tell(self, hooks: list[Callable[..., None]], *args: str) -> None:
         for hook in hooks:
