@@ -23,7 +23,7 @@ XVFB_RUN = shutil.which("xvfb-run")
 
 
 def run_under_xvfb(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run the example under ``xvfb-run -a``; on a timeout the whole process group
+    """Run ``python ARGS`` under ``xvfb-run -a``; on a timeout the whole process group
     (xvfb-run, Xvfb, the app, its server) is killed, so nothing is left behind."""
     if XVFB_RUN is None:
         pytest.skip("xvfb-run is not installed (apt-get install xvfb)")
@@ -33,7 +33,7 @@ def run_under_xvfb(*args: str) -> subprocess.CompletedProcess[str]:
         pytest.skip("tkinter is not available in this Python")
     for _ in range(3):
         process = subprocess.Popen(
-            [XVFB_RUN, "-a", sys.executable, str(EXAMPLES / "desktop_app.py"), *args],
+            [XVFB_RUN, "-a", sys.executable, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
         try:
@@ -53,7 +53,7 @@ def test_the_demo_calls_long_running_while_the_ui_keeps_ticking() -> None:
     """PROGRESS-1, PROGRESS-3: the window's call of ``long_running`` (20 steps of 0.05 s)
     gets its progress and result through the Tk executor, while the Tk thread's own
     ``after`` callbacks keep firing: the UI thread never blocked."""
-    completed = run_under_xvfb("--demo")
+    completed = run_under_xvfb(str(EXAMPLES / "desktop_app.py"), "--demo")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
     assert "demo: done: Result: done" in lines
@@ -66,7 +66,7 @@ def test_the_demo_calls_long_running_while_the_ui_keeps_ticking() -> None:
 def test_the_cancel_button_cancels_the_call_and_the_client_stays_usable() -> None:
     """CANCEL-1: the Cancel button calls ``future.cancel()`` on the Tk thread; the window
     shows the cancellation at once, and the next call on the same client succeeds."""
-    completed = run_under_xvfb("--demo-cancel")
+    completed = run_under_xvfb(str(EXAMPLES / "desktop_app.py"), "--demo-cancel")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     first, *rest = completed.stdout.splitlines()
     step = re.fullmatch(r"demo: cancelling at step (\d+) of 100", first)
@@ -77,6 +77,50 @@ def test_the_cancel_button_cancels_the_call_and_the_client_stays_usable() -> Non
         "demo: done: Result: done",
         "demo: done",
     ]
+
+
+CLOSE_DURING_A_CALL = """
+import importlib.util, os, sys, time
+spec = importlib.util.spec_from_file_location("desktop_app", sys.argv[1])
+example = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(example)
+made = []
+
+class App(example.DesktopApp):
+    def __init__(self, root, server=example.SERVER):
+        super().__init__(root, server)
+        made.append(self)
+        self.on_connected.append(self.run_then_close)
+
+    def run_then_close(self):
+        self.steps.set(300)
+        self.delay.set(0.1)
+        self.start()
+        # As the window manager's close button does, once the call is under way.
+        self.root.after(300, lambda: self.root.tk.call(self.root.protocol("WM_DELETE_WINDOW")))
+
+example.DesktopApp = App
+started = time.monotonic()
+status = example.main([])
+print("status", status)
+print("call was running", made[0].call is not None)
+print("seconds", time.monotonic() - started)
+pid = os.getpid()
+with open(f"/proc/{pid}/task/{pid}/children") as children:
+    print("children", children.read().split())
+"""
+
+
+def test_closing_the_window_during_a_call_stops_the_server_and_exits() -> None:
+    """CANCEL-1: the window closed while ``long_running`` (300 steps of 0.1 s) runs: the
+    call is cancelled, the server process stopped, and the program ends well before the
+    call would have."""
+    completed = run_under_xvfb("-c", CLOSE_DURING_A_CALL, str(EXAMPLES / "desktop_app.py"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[:2] == ["status 0", "call was running True"], completed.stdout
+    assert float(lines[2].split()[1]) < 20  # not the 30 s of the call
+    assert lines[3] == "children []"
 
 
 def test_without_a_display_the_example_says_so() -> None:
