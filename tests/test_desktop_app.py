@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -121,6 +121,58 @@ def test_closing_the_window_during_a_call_stops_the_server_and_exits() -> None:
     assert lines[:2] == ["status 0", "call was running True"], completed.stdout
     assert float(lines[2].split()[1]) < 20  # not the 30 s of the call
     assert lines[3] == "children []"
+
+
+CANCEL_THEN_ASK_THE_SERVER = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("desktop_app", sys.argv[1])
+example = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(example)
+
+class App(example.DesktopApp):
+    def __init__(self, root, server=example.SERVER):
+        super().__init__(root, [sys.executable, sys.argv[2]])
+        self.on_connected.append(self.run)
+        self.on_outcome.append(self.ended)
+
+    def run(self):
+        self.steps.set(1000)
+        self.delay.set(0.05)
+        self.start()
+        self.press_cancel_once_running()
+
+    def press_cancel_once_running(self):
+        if float(self.progress.cget("value")) >= 2:
+            self.cancel_button.invoke()
+        else:
+            self.root.after(10, self.press_cancel_once_running)
+
+    def ended(self, outcome):
+        print("outcome", outcome, "|", self.outcome.cget("text"))
+        asked = self.client.call_tool_async("saw_cancel", {"timeout": 10})
+        asked.add_done_callback(self.answered)
+
+    def answered(self, future):
+        print("the server saw the cancel:", future.result().content[0].text)
+        self.root.quit()
+
+example.DesktopApp = App
+print("status", example.main([]))
+"""
+
+
+def test_the_cancel_button_reaches_the_server() -> None:
+    """CANCEL-1, CANCEL-4: pressing Cancel sends ``notifications/cancelled``; the tool on
+    the server sees it and stops."""
+    completed = run_under_xvfb("-c", CANCEL_THEN_ASK_THE_SERVER,
+                               str(EXAMPLES / "desktop_app.py"),
+                               str(ROOT / "tests" / "servers" / "long_running_server.py"))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.splitlines() == [
+        "outcome cancelled | Cancelled: the server was told to stop.",
+        "the server saw the cancel: yes",
+        "status 0",
+    ]
 
 
 def test_without_a_display_the_example_says_so() -> None:
