@@ -284,7 +284,7 @@ class Demo:
 
     def outcome(self, outcome: str) -> None:
         app = self.app
-        print(f"demo: {outcome}: {app.outcome.cget('text')}", flush=True)
+        print(f"demo: outcome {outcome}: {app.outcome.cget('text')}", flush=True)
         if self.phase == "call":
             print(f"demo: ui-ticks {app.ticks - self.ticks_at_start}", flush=True)
             self.finish(ok=outcome == "done")

@@ -56,7 +56,7 @@ def test_the_demo_calls_long_running_while_the_ui_keeps_ticking() -> None:
     completed = run_under_xvfb(str(EXAMPLES / "desktop_app.py"), "--demo")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     lines = completed.stdout.splitlines()
-    assert "demo: done: Result: done" in lines
+    assert "demo: outcome done: Result: done" in lines
     assert lines[-1] == "demo: done"
     ticks = re.search(r"^demo: ui-ticks (\d+)$", completed.stdout, re.MULTILINE)
     assert ticks is not None, completed.stdout
@@ -73,8 +73,8 @@ def test_the_cancel_button_cancels_the_call_and_the_client_stays_usable() -> Non
     assert step is not None, completed.stdout
     assert 3 <= int(step.group(1)) < 100
     assert rest == [
-        "demo: cancelled: Cancelled: the server was told to stop.",
-        "demo: done: Result: done",
+        "demo: outcome cancelled: Cancelled: the server was told to stop.",
+        "demo: outcome done: Result: done",
         "demo: done",
     ]
 
