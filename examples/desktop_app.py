@@ -228,8 +228,8 @@ class DesktopApp:
     def close(self) -> None:
         """Once the main loop has ended: cancel a call still running, stop the server.
 
-        The client's close blocks (for a moment, while the server exits), so it waits
-        until the window is gone.
+        The client's close blocks (for a moment, while the server exits), so it is
+        left until the window is hidden and the main loop has ended.
         """
         self.closed = True
         if self.call is not None:
@@ -328,6 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         root.mainloop()
     finally:
+        root.withdraw()  # the window goes at once; closing the client takes a moment
         app.close()
         root.destroy()
     return 1 if demo is not None and demo.failed else 0
