@@ -379,8 +379,8 @@ def test_the_flask_client_example_answers_again_after_its_server_died(
     its server is killed, the next request is served by a new one."""
     example = load_module(EXAMPLES / "flask_client.py", "flask_client_example")
     before = _children()
+    atexit.unregister(example.close_mcp_client)
     web = example.create_app().test_client()
-    client = None
     try:
         assert web.get("/add?a=2&b=3").text == "5\n"
         client = example.mcp_client()
@@ -390,6 +390,4 @@ def test_the_flask_client_example_answers_again_after_its_server_died(
         assert web.get("/add?a=20&b=3").text == "23\n"
         assert example.mcp_client() is client
     finally:
-        if client is not None:
-            atexit.unregister(client.close)
-            client.close()
+        example.close_mcp_client()
