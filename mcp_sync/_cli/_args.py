@@ -30,6 +30,21 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _common(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    def given(value: Any) -> dict[str, Any]:
+        return {"default": value} if defaults else {}
+
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text",
+                        **given(False))
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="seconds to wait for each answer (default 60)", **given(60.0))
+    parser.add_argument("--url", help="the MCP endpoint of a Streamable HTTP server",
+                        **given(None))
+    parser.add_argument("--header", action="append", metavar="K:V",
+                        help="an HTTP header for --url, e.g. 'Authorization: Bearer T' "
+                             "(repeatable)", **given([]))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mcp-sync",
@@ -38,31 +53,33 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 ok, 1 the server answered with an error, 2 bad usage, "
                "3 no connection, 4 timeout, 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"mcp-sync {__version__}")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
-                        help="seconds to wait for each answer (default 60)")
-    parser.add_argument("--url", help="the MCP endpoint of a Streamable HTTP server")
-    parser.add_argument("--header", action="append", default=[], metavar="K:V",
-                        help="an HTTP header for --url, e.g. 'Authorization: Bearer T' "
-                             "(repeatable)")
+    _common(parser, defaults=True)
+    shared = _Parser(add_help=False, argument_default=argparse.SUPPRESS)
+    _common(shared, defaults=False)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("info", help="the server's name, version, protocol and capabilities")
-    commands.add_parser("tools", help="list the tools")
-    commands.add_parser("resources", help="list the resources")
-    commands.add_parser("templates", help="list the resource templates")
-    commands.add_parser("prompts", help="list the prompts")
-    commands.add_parser("ping", help="check that the server answers")
-    call = commands.add_parser("call", help="call a tool")
+
+    def add(name: str, **options: Any) -> argparse.ArgumentParser:
+        # The common options may come after the command too: mcp-sync tools --json ...
+        made: argparse.ArgumentParser = commands.add_parser(name, parents=[shared], **options)
+        return made
+
+    add("info", help="the server's name, version, protocol and capabilities")
+    add("tools", help="list the tools")
+    add("resources", help="list the resources")
+    add("templates", help="list the resource templates")
+    add("prompts", help="list the prompts")
+    add("ping", help="check that the server answers")
+    call = add("call", help="call a tool")
     call.add_argument("tool", help="the tool's name")
     call.add_argument("arguments", nargs="*", metavar="key=value | JSON",
                       help="arguments as key=value words (values are JSON when they parse "
                            "as JSON, else strings) or one JSON object")
-    read = commands.add_parser("read", help="read a resource")
+    read = add("read", help="read a resource")
     read.add_argument("uri")
-    prompt = commands.add_parser("prompt", help="get a prompt")
+    prompt = add("prompt", help="get a prompt")
     prompt.add_argument("name")
     prompt.add_argument("arguments", nargs="*", metavar="key=value")
-    complete = commands.add_parser(
+    complete = add(
         "complete", help="complete an argument of a prompt or a resource template")
     complete.add_argument("ref", help="a prompt's name, or a resource template (or URI) "
                                       "containing '://'")
@@ -70,11 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     complete.add_argument("value", nargs="?", default="", help="what is typed so far")
     complete.add_argument("context", nargs="*", metavar="key=value",
                           help="the other arguments already chosen")
-    logs = commands.add_parser("logs", help="print log messages until Ctrl-C or the "
+    logs = add("logs", help="print log messages until Ctrl-C or the "
                                             "server ends")
     logs.add_argument("--level", default="debug", choices=LOGGING_LEVELS,
                       help="the least severe level to receive (default debug)")
-    bridge = commands.add_parser(
+    bridge = add(
         "bridge", help="serve a stdio server over Streamable HTTP (--port), or an HTTP "
                        "server over stdio (--stdio)")
     bridge.add_argument("--port", type=int, help="serve at http://HOST:PORT/mcp")
