@@ -71,7 +71,10 @@ class BridgeServer(Server):
             params["_meta"] = meta
         if incoming.method == "logging/setLevel":
             HANDLERS["logging/setLevel"](connection, incoming)  # this client's own filter
-        on_progress = incoming.report_progress if incoming.progress_token is not None else None
+        on_progress = None
+        if incoming.progress_token is not None:
+            def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                incoming.report_progress(progress, total, message)
         entry = (connection, incoming)
         with self._active_lock:
             self._active.append(entry)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -38,6 +37,9 @@ from ._progress import ProgressBar
 __all__ = ["run"]
 
 T = TypeVar("T")
+
+#: The protocol version ``logs`` speaks (see _command).
+LOG_VERSION = "2025-11-25"
 
 
 def fail(message: str) -> None:
@@ -111,13 +113,13 @@ def _wait(future: Future[T]) -> T:
 
 def _command(options: argparse.Namespace, server: Sequence[str]) -> int:
     command = options.command
-    logged = threading.Event()
     if command == "logs":
         def on_log(params: types.LoggingMessageNotificationParams) -> None:
             _print_log(options.json, params)
-            logged.set()
 
-        client = connect(options, server, on_log=on_log)
+        # The modern era sends log messages only with the request they belong to; a
+        # session of the newest legacy revision takes the server's every message.
+        client = connect(options, server, on_log=on_log, protocol_version=LOG_VERSION)
     else:
         client = connect(options, server)
     with client:
