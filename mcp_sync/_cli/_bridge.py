@@ -28,7 +28,7 @@ from ..server._context import Context
 from ..server._handlers import HANDLERS
 from ..server._registry import Registry
 from ._args import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_OK
-from ._run import connect, fail, wait_lost
+from ._common import connect, fail, wait_lost
 
 __all__ = ["BridgeServer", "bridge"]
 

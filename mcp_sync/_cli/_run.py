@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from ._args import (
     parse,
     parse_arguments,
 )
+from ._common import connect, fail, wait_lost
 from ._output import print_json, text_of, write_blob_if_piped
 from ._progress import ProgressBar
 
@@ -40,11 +41,6 @@ T = TypeVar("T")
 
 #: The protocol version ``logs`` speaks (see _command).
 LOG_VERSION = "2025-11-25"
-
-
-def fail(message: str) -> None:
-    """One line on stderr: the whole of what a failure prints."""
-    print(f"mcp-sync: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def run(argv: Sequence[str]) -> int:
@@ -91,15 +87,6 @@ def run(argv: Sequence[str]) -> int:
     except Exception as exc:  # a bug must still end in one line, not a traceback
         fail(f"{type(exc).__name__}: {exc}")
         return EXIT_SERVER_ERROR
-
-
-def connect(options: argparse.Namespace, server: Sequence[str], **client_options: Any
-            ) -> Client:
-    """A client of the server the command line names."""
-    if options.url is not None:
-        return Client.http(options.url, headers=options.headers or None,
-                           timeout=options.timeout, **client_options)
-    return Client.stdio(list(server), timeout=options.timeout, **client_options)
 
 
 def _wait(future: Future[T]) -> T:
@@ -206,11 +193,3 @@ def _follow_logs(client: Client, options: argparse.Namespace) -> int:
     wait_lost(client)
     fail("the server ended")
     return EXIT_CONNECTION
-
-
-def wait_lost(client: Client, stop: Callable[[], bool] | None = None) -> None:
-    """Block until the client's connection ends (Ctrl-C raises KeyboardInterrupt)."""
-    engine = client._engine
-    while not engine.wait_closed(0.5):
-        if stop is not None and stop():
-            return
