@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sync import Client
+from mcp_sync import Client, types
 from mcp_sync.cli import main
+from mcp_sync.client import ElicitationRequest
 from tests.conftest import EXAMPLES
 
 EVERYTHING = [sys.executable, str(EXAMPLES / "everything_server.py")]
@@ -209,6 +210,22 @@ def test_bridge_serves_a_stdio_server_over_http() -> None:
                 assert reports == [1, 2, 3, 4]
                 assert client.call_tool("add", {"a": 2, "b": 3}).structured_content == {
                     "result": 5}
+
+            def sampling(params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+                return types.CreateMessageResult(
+                    role="assistant", content=types.TextContent(text="forty-two"), model="m")
+
+            def elicitation(request: ElicitationRequest) -> object:
+                return request.accept({"name": "Ada"})
+
+            # SAMPLING-1, V0618-29: what the server asks mid-call reaches the caller.
+            with Client.http(url, timeout=20, protocol_version="2025-11-25",
+                             sampling_handler=sampling,
+                             elicitation_handler=elicitation) as client:
+                answer = client.call_tool("sample", {"prompt": "the answer?"})
+                assert answer.content[0].text == "forty-two"  # type: ignore[union-attr]
+                greeting = client.call_tool("ask", {})
+                assert greeting.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
         finally:
             bridge.send_signal(signal.SIGTERM)
             assert bridge.wait(timeout=20) == 0

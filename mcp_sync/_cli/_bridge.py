@@ -3,9 +3,11 @@
 A :class:`BridgeServer` is a :class:`~mcp_sync.Server` whose every request handler
 forwards the request to an upstream :class:`~mcp_sync.Client`, with its progress and its
 cancellation; the upstream's notifications (log messages, list and resource changes)
-go to the bridge's clients, and its requests to the client (sampling) is
-asked of the client whose call is in flight. So ``bridge --port`` serves a
-stdio server over Streamable HTTP and ``bridge --stdio`` an HTTP server over stdio.
+go to the bridge's clients, and its requests to the client (sampling, elicitation) are
+asked of the client whose call is in flight, when that client speaks a legacy revision
+(a modern request cannot be asked mid-call). Roots are not passed on. So ``bridge
+--port`` serves a stdio server over Streamable HTTP and ``bridge --stdio`` an HTTP
+server over stdio.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from types import FrameType
 from typing import Any
 
 from .. import types
-from ..client import Client
+from ..client import Client, ElicitationRequest
 from ..engine._engine import IncomingRequest
-from ..errors import CapabilityError
+from ..errors import CapabilityError, InternalError
+from ..protocol._elicitation import ElicitationResult
 from ..protocol._meta_keys import PROGRESS_TOKEN_KEY
 from ..server import Server, ServerConnection
 from ..server._context import Context
@@ -88,7 +91,11 @@ class BridgeServer(Server):
             while not finished.wait(0.05):
                 if incoming.cancelled.is_set():
                     future.cancel()
-            result = dict(future.result())
+            try:
+                result = dict(future.result())
+            except BaseException:
+                future.cancel()
+                raise
             for key in ("resultType", "ttlMs", "cacheScope"):
                 result.pop(key, None)  # the era's own fields: our session sets its own
             if isinstance(result.get("_meta"), dict):
@@ -122,11 +129,22 @@ class BridgeServer(Server):
             self.notify_resource_updated(str(params.get("uri")))
 
     def upstream_asks(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Ask the client whose call is in flight what the upstream asks."""
+        """Ask the client whose call is in flight what the upstream asks.
+
+        Raises:
+            InternalError: no call is in flight, or it is a modern request: its
+                questions go back in its result, and the call would have to start again.
+        """
         latest = self._latest()
         if latest is None:
-            raise CapabilityError(f"{method}: no client call is in flight to ask")
-        return Context(*latest).send_request(method, params, timeout=self._timeout)
+            raise InternalError(f"{method}: no client call is in flight to ask")
+        if latest[1].scope is not None:
+            raise InternalError(f"{method}: the bridge cannot pass this on to a client "
+                                "of the 2026-07-28 era")
+        try:
+            return Context(*latest).send_request(method, params, timeout=self._timeout)
+        except CapabilityError as exc:
+            raise InternalError(f"{method}: {exc}") from None
 
 
 def _make_upstream(options: argparse.Namespace, server: Sequence[str],
@@ -136,9 +154,22 @@ def _make_upstream(options: argparse.Namespace, server: Sequence[str],
 
         return bridge_server.upstream_asks("sampling/createMessage", to_wire(params))
 
+    def elicitation(request: ElicitationRequest) -> ElicitationResult[Any]:
+        params: dict[str, Any] = {"message": request.message}
+        if request.mode == "url":
+            params.update(mode="url", url=request.url, elicitationId=request.elicitation_id)
+        else:
+            params["requestedSchema"] = request.requested_schema or {}
+        answer = bridge_server.upstream_asks("elicitation/create", params)
+        action = answer.get("action")
+        if action == "accept":
+            return request.accept(answer.get("content"))
+        return request.decline() if action == "decline" else request.cancel()
+
     return connect(options, server, on_log=bridge_server.upstream_log,
                    on_notification=bridge_server.upstream_notification,
-                   sampling_handler=sampling)
+                   sampling_handler=sampling, elicitation_handler=elicitation,
+                   elicitation_modes=("form", "url"))
 
 
 def bridge(options: argparse.Namespace, server: Sequence[str]) -> int:
