@@ -253,3 +253,29 @@ def test_bridge_serves_an_http_server_over_stdio() -> None:
             assert result.content[0].text == "done"  # type: ignore[union-attr]
             assert [tool.name for tool in client.list_tools()][:2] == ["echo", "add"]
         assert reports == [1, 2, 3]
+
+
+@pytest.mark.timeout(120)
+def test_oauth_authorizes_in_the_browser_then_reuses_its_tokens(tmp_path: Path) -> None:
+    """V1125-26 and the authorization flow of docs/auth.md, from the command line:
+    ``--oauth`` discovers, registers, sends the browser to authorize, calls the tool, and
+    keeps the tokens (0600) for the next run, which needs no browser."""
+    from tests.auth_example_helpers import running_auth_example
+
+    browser = tmp_path / "browser.py"
+    # A "browser" that follows the authorization URL to the loopback redirect.
+    browser.write_text("import sys, requests\nrequests.get(sys.argv[1], timeout=20)\n")
+    tokens = tmp_path / "tokens.json"
+    env = {**os.environ, "BROWSER": f"{sys.executable} {browser} %s"}
+    with running_auth_example(tmp_path / "auth.log", auto_approve=True) as example:
+        command = [*CLI, "call", "add", "a=2", "b=40", "--url", example.mcp_url, "--oauth",
+                   "--token-file", str(tokens)]
+        first = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout == "42\n"
+        assert "authorize in your browser: " in first.stderr
+        assert tokens.stat().st_mode & 0o777 == 0o600
+        second = subprocess.run(command, capture_output=True, text=True, timeout=60,
+                                env={**env, "BROWSER": "false"})
+        assert second.returncode == 0, second.stderr
+        assert second.stdout == "42\n" and second.stderr == ""

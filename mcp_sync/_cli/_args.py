@@ -43,6 +43,13 @@ def _common(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     parser.add_argument("--header", action="append", metavar="K:V",
                         help="an HTTP header for --url, e.g. 'Authorization: Bearer T' "
                              "(repeatable)", **given([]))
+    parser.add_argument("--oauth", action="store_true",
+                        help="authorize with the server's authorization server (OAuth 2.1, "
+                             "in the browser), keeping tokens in --token-file",
+                        **given(False))
+    parser.add_argument("--token-file", metavar="PATH",
+                        help="where --oauth keeps its tokens (default: mcp-sync/tokens.json "
+                             "in the user's config folder)", **given(None))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -129,8 +136,10 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
         raise UsageError("give the server's command after '--', or --url URL")
     if options.url is not None and server:
         raise UsageError("give either --url or a command after '--', not both")
-    if options.headers and options.url is None:
-        raise UsageError("--header is for --url")
+    if (options.headers or options.oauth) and options.url is None:
+        raise UsageError("--header and --oauth are for --url")
+    if options.token_file is not None and not options.oauth:
+        raise UsageError("--token-file goes with --oauth")
     if options.timeout <= 0:
         raise UsageError("--timeout must be positive")
     return options, server
