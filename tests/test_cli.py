@@ -218,17 +218,25 @@ def test_bridge_serves_a_stdio_server_over_http() -> None:
             def elicitation(request: ElicitationRequest) -> object:
                 return request.accept({"name": "Ada"})
 
-            # SAMPLING-1, V0618-29: what the server asks mid-call reaches the caller.
-            with Client.http(url, timeout=20, protocol_version="2025-11-25",
-                             sampling_handler=sampling,
-                             elicitation_handler=elicitation) as client:
-                answer = client.call_tool("sample", {"prompt": "the answer?"})
-                assert answer.content[0].text == "forty-two"  # type: ignore[union-attr]
-                greeting = client.call_tool("ask", {})
-                assert greeting.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+            # SAMPLING-1, V0618-29, SEP-2322: what the server asks mid-call reaches the
+            # caller, as a request (legacy) or in an input-required result (modern).
+            for version in ("2025-11-25", "2026-07-28"):
+                with Client.http(url, timeout=20, protocol_version=version,
+                                 sampling_handler=sampling,
+                                 elicitation_handler=elicitation) as client:
+                    assert client.protocol_version == version
+                    answer = client.call_tool("sample", {"prompt": "the answer?"})
+                    assert answer.content[0].text == "forty-two"  # type: ignore[union-attr]
+                    greeting = client.call_tool("ask", {})
+                    assert greeting.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+            server_pids = _children(bridge.pid)
+            assert len(server_pids) == 1  # the everything server
         finally:
             bridge.send_signal(signal.SIGTERM)
             assert bridge.wait(timeout=20) == 0
+    for pid in server_pids:  # stopped with the bridge, not left behind
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 @pytest.mark.timeout(90)
@@ -253,6 +261,26 @@ def test_bridge_serves_an_http_server_over_stdio() -> None:
             assert result.content[0].text == "done"  # type: ignore[union-attr]
             assert [tool.name for tool in client.list_tools()][:2] == ["echo", "add"]
         assert reports == [1, 2, 3]
+        # Its stdin closed, the bridge ends by itself, with status 0.
+        with subprocess.Popen([*CLI, "bridge", "--stdio", "--url", handle.url],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL) as bridge:
+            assert bridge.stdin is not None
+            bridge.stdin.close()
+            assert bridge.wait(timeout=20) == 0
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 @pytest.mark.timeout(120)

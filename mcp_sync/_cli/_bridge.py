@@ -3,11 +3,10 @@
 A :class:`BridgeServer` is a :class:`~mcp_sync.Server` whose every request handler
 forwards the request to an upstream :class:`~mcp_sync.Client`, with its progress and its
 cancellation; the upstream's notifications (log messages, list and resource changes)
-go to the bridge's clients, and its requests to the client (sampling, elicitation) are
-asked of the client whose call is in flight, when that client speaks a legacy revision
-(a modern request cannot be asked mid-call). Roots are not passed on. So ``bridge
---port`` serves a stdio server over Streamable HTTP and ``bridge --stdio`` an HTTP
-server over stdio.
+go to the bridge's clients, and its requests for input (sampling, elicitation) are
+asked of the client whose call is in flight (:mod:`._calls`), in either era. Roots are
+not passed on. So ``bridge --port`` serves a stdio server over Streamable HTTP and
+``bridge --stdio`` an HTTP server over stdio.
 """
 
 from __future__ import annotations
@@ -17,23 +16,30 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from types import FrameType
 from typing import Any
 
 from .. import types
 from ..client import Client, ElicitationRequest
 from ..engine._engine import IncomingRequest
-from ..errors import CapabilityError, InternalError
+from ..errors import InternalError
 from ..protocol._elicitation import ElicitationResult
 from ..protocol._meta_keys import PROGRESS_TOKEN_KEY
 from ..server import Server, ServerConnection
 from ..server._context import Context
 from ..server._handlers import HANDLERS
 from ..server._registry import Registry
+from ..server._rounds import INPUT_METHODS
 from ._args import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_OK
+from ._calls import UpstreamCall
 from ._common import connect, fail, wait_lost
 
 __all__ = ["BridgeServer", "bridge"]
+
+#: Where a modern request's sealed state keeps the id of its call upstream.
+_CALL_KEY = "mcp-sync-bridge-call"
+
 
 class BridgeServer(Server):
     """A server that forwards everything to ``upstream`` (see the module docstring)."""
@@ -42,8 +48,10 @@ class BridgeServer(Server):
         super().__init__("mcp-sync-bridge")
         self._timeout = timeout
         self._upstream: Client | None = None
-        self._active: list[tuple[ServerConnection, IncomingRequest]] = []
-        self._active_lock = threading.Lock()
+        self._calls_lock = threading.Lock()
+        # Calls being served now, latest last; and modern ones between two rounds.
+        self._active: list[UpstreamCall] = []
+        self._waiting: dict[str, UpstreamCall] = {}
         self._mirrored: types.ServerCapabilities | None = None
         self._registry = Registry({method: self._forward for method in HANDLERS})
 
@@ -65,62 +73,85 @@ class BridgeServer(Server):
 
     def _forward(self, connection: ServerConnection, incoming: IncomingRequest
                  ) -> dict[str, Any] | None:
+        if incoming.method == "logging/setLevel":
+            HANDLERS["logging/setLevel"](connection, incoming)  # this client's own filter
+        context = Context(connection, incoming)
+        modern = incoming.scope is not None and incoming.method in INPUT_METHODS
+        call = self._resume(context) if modern else None
+        if call is None:
+            made: list[UpstreamCall] = []
+            call = UpstreamCall(self._send_upstream(incoming, made))
+            made.append(call)
+            if modern:
+                context.state[_CALL_KEY] = call.id
+        call.serving = incoming
+        with self._calls_lock:
+            self._active.append(call)
+        asking = False
+        try:
+            while (question := call.next_question(incoming)) is not None:
+                # In a modern request asking ends this round (InputRequired): the call
+                # upstream waits for the request's next round, which brings the answer.
+                asking = modern
+                answer = context.send_request(
+                    question.method, question.params, timeout=self._timeout,
+                    key=f"bridge-{call.asked}" if modern else None)
+                asking = False
+                question.answer.set_result(answer)
+            result = dict(call.future.result())
+        except BaseException as exc:
+            if asking:
+                with self._calls_lock:
+                    self._waiting[call.id] = call
+                call.future.add_done_callback(lambda _: self._drop_waiting(call))
+            else:
+                call.abandon(exc)
+            raise
+        finally:
+            with self._calls_lock:
+                self._active.remove(call)
+        return _plain(result)
+
+    def _resume(self, context: Context) -> UpstreamCall | None:
+        with self._calls_lock:
+            return self._waiting.pop(str(context.state.get(_CALL_KEY, "")), None)
+
+    def _drop_waiting(self, call: UpstreamCall) -> None:
+        with self._calls_lock:
+            self._waiting.pop(call.id, None)  # its client never came back for it
+
+    def _send_upstream(self, incoming: IncomingRequest, made: list[UpstreamCall]
+                       ) -> Future[dict[str, Any]]:
         upstream = self._upstream
         assert upstream is not None
         params = dict(incoming.params)
+        for key in ("inputResponses", "requestState"):
+            params.pop(key, None)  # our client's rounds, not the upstream's
         meta = {key: value for key, value in (params.pop("_meta", None) or {}).items()
                 if key != PROGRESS_TOKEN_KEY and not key.startswith("io.modelcontextprotocol/")}
         if meta:
             params["_meta"] = meta
-        if incoming.method == "logging/setLevel":
-            HANDLERS["logging/setLevel"](connection, incoming)  # this client's own filter
-        on_progress = None
-        if incoming.progress_token is not None:
-            def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                incoming.report_progress(progress, total, message)
-        entry = (connection, incoming)
-        with self._active_lock:
-            self._active.append(entry)
-        try:
-            future = upstream.send_request_async(incoming.method, params or None,
-                                                 timeout=self._timeout,
-                                                 on_progress=on_progress)
-            finished = threading.Event()
-            future.add_done_callback(lambda _: finished.set())
-            # The client's cancellation is passed on: the upstream is cancelled too.
-            while not finished.wait(0.05):
-                if incoming.cancelled.is_set():
-                    future.cancel()
-            try:
-                result = dict(future.result())
-            except BaseException:
-                future.cancel()
-                raise
-            for key in ("resultType", "ttlMs", "cacheScope"):
-                result.pop(key, None)  # the era's own fields: our session sets its own
-            if isinstance(result.get("_meta"), dict):
-                result["_meta"] = {key: value for key, value in result["_meta"].items()
-                                   if not key.startswith("io.modelcontextprotocol/")}
-                if not result["_meta"]:
-                    del result["_meta"]
-            return result
-        finally:
-            with self._active_lock:
-                self._active.remove(entry)
+
+        def on_progress(value: float, total: float | None, message: str | None) -> None:
+            # To the request serving the call now (a modern call has one per round).
+            serving = made[0].serving if made else incoming
+            if serving is not None and serving.progress_token is not None:
+                serving.report_progress(value, total, message)
+
+        return upstream.send_request_async(incoming.method, params or None,
+                                           timeout=self._timeout, on_progress=on_progress)
 
     # --- upstream to client --------------------------------------------------------------
 
-    def _latest(self) -> tuple[ServerConnection, IncomingRequest] | None:
-        with self._active_lock:
-            return self._active[-1] if self._active else None
+    def _latest(self) -> UpstreamCall | None:
+        with self._calls_lock:
+            if self._active:
+                return self._active[-1]
+            return next(reversed(self._waiting.values()), None)
 
     def upstream_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """A log message from upstream: to the call it came with, or to every client."""
-        latest = self._latest()
-        if latest is not None:
-            Context(*latest).log(params.level, params.data, params.logger)
-        else:
-            self.log(params.level, params.data, params.logger)
+        """A log message from upstream: to every client whose level lets it through."""
+        self.log(params.level, params.data, params.logger)
 
     def upstream_notification(self, method: str, params: dict[str, Any] | None) -> None:
         if method.endswith("/list_changed") and method != "notifications/roots/list_changed":
@@ -132,19 +163,27 @@ class BridgeServer(Server):
         """Ask the client whose call is in flight what the upstream asks.
 
         Raises:
-            InternalError: no call is in flight, or it is a modern request: its
-                questions go back in its result, and the call would have to start again.
+            InternalError: no call is in flight, or the client did not answer.
         """
-        latest = self._latest()
-        if latest is None:
+        call = self._latest()
+        if call is None:
             raise InternalError(f"{method}: no client call is in flight to ask")
-        if latest[1].scope is not None:
-            raise InternalError(f"{method}: the bridge cannot pass this on to a client "
-                                "of the 2026-07-28 era")
-        try:
-            return Context(*latest).send_request(method, params, timeout=self._timeout)
-        except CapabilityError as exc:
-            raise InternalError(f"{method}: {exc}") from None
+        return call.ask(method, params, self._timeout)
+
+
+def _plain(result: dict[str, Any]) -> dict[str, Any]:
+    """An upstream result without the fields our own session sets for its era."""
+    for key in ("resultType", "ttlMs", "cacheScope"):
+        result.pop(key, None)
+    meta = result.get("_meta")
+    if isinstance(meta, dict):
+        meta = {key: value for key, value in meta.items()
+                if not key.startswith("io.modelcontextprotocol/")}
+        if meta:
+            result["_meta"] = meta
+        else:
+            del result["_meta"]
+    return result
 
 
 def _make_upstream(options: argparse.Namespace, server: Sequence[str],
