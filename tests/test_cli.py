@@ -220,8 +220,8 @@ def test_bridge_serves_a_stdio_server_over_http() -> None:
 
             # SAMPLING-1, V0618-29, SEP-2322: what the server asks mid-call reaches the
             # caller, as a request (legacy) or in an input-required result (modern).
-            for version in ("2025-11-25", "2026-07-28"):
-                with Client.http(url, timeout=20, protocol_version=version,
+            for version in ("2026-07-28", "2025-11-25"):
+                with Client.http(url, timeout=20, supported_versions=[version],
                                  sampling_handler=sampling,
                                  elicitation_handler=elicitation) as client:
                     assert client.protocol_version == version

@@ -78,15 +78,21 @@ class BridgeServer(Server):
         context = Context(connection, incoming)
         modern = incoming.scope is not None and incoming.method in INPUT_METHODS
         call = self._resume(context) if modern else None
+        fresh = call is None
         if call is None:
-            made: list[UpstreamCall] = []
-            call = UpstreamCall(self._send_upstream(incoming, made))
-            made.append(call)
+            call = UpstreamCall()
             if modern:
                 context.state[_CALL_KEY] = call.id
         call.serving = incoming
         with self._calls_lock:
             self._active.append(call)
+        if fresh:
+            try:
+                call.sent(self._send_upstream(incoming, call))
+            except BaseException:
+                with self._calls_lock:
+                    self._active.remove(call)
+                raise
         asking = False
         try:
             while (question := call.next_question(incoming)) is not None:
@@ -120,7 +126,7 @@ class BridgeServer(Server):
         with self._calls_lock:
             self._waiting.pop(call.id, None)  # its client never came back for it
 
-    def _send_upstream(self, incoming: IncomingRequest, made: list[UpstreamCall]
+    def _send_upstream(self, incoming: IncomingRequest, call: UpstreamCall
                        ) -> Future[dict[str, Any]]:
         upstream = self._upstream
         assert upstream is not None
@@ -134,7 +140,7 @@ class BridgeServer(Server):
 
         def on_progress(value: float, total: float | None, message: str | None) -> None:
             # To the request serving the call now (a modern call has one per round).
-            serving = made[0].serving if made else incoming
+            serving = call.serving
             if serving is not None and serving.progress_token is not None:
                 serving.report_progress(value, total, message)
 

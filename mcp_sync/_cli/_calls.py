@@ -35,16 +35,22 @@ class Question:
 class UpstreamCall:
     """A request sent upstream for one of the bridge's clients (see the module docstring)."""
 
-    def __init__(self, future: Future[dict[str, Any]]) -> None:
+    def __init__(self) -> None:
         #: Kept in a modern request's sealed state, to find the call at its next round.
         self.id = secrets.token_urlsafe(12)
-        self.future = future
+        #: The upstream request's Future (see :meth:`sent`).
+        self.future: Future[dict[str, Any]] = Future()
         #: The request serving this call now (a modern call has one per round).
         self.serving: IncomingRequest | None = None
         #: How many questions were asked, so that each has a key of its own.
         self.asked = 0
         self._pending: Question | None = None
         self._changed = threading.Condition()
+
+    def sent(self, future: Future[dict[str, Any]]) -> None:
+        """The request went upstream; made known before it is sent, so that a question
+        its server asks at once finds it."""
+        self.future = future
         future.add_done_callback(lambda _: self._wake())
 
     def _wake(self) -> None:
