@@ -94,6 +94,10 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     (["tools", "--", sys.executable, "-c", "import sys; sys.exit(3)"], 3, "exited with status 3"),
     (["tools", "--url", "http://127.0.0.1:9/mcp"], 3, "cannot reach"),
     (["tools", "--", "/nonexistent/mcp-server"], 3, "could not start"),
+    # Each progress report starts the time again; then 0.5 s pass without one.
+    (["--timeout", "0.5", "call", "long_running", "steps=2", "delay=20", "--", *EVERYTHING],
+     4, "timed out"),
+    (["--header", "X: y", "tools", "--", *EVERYTHING], 2, "--header and --oauth are for --url"),
 ])
 def test_errors_are_one_line_and_an_exit_status(argv: list[str], status: int,
                                                  says: str) -> None:

@@ -15,9 +15,7 @@ from ..errors import (
     ConnectionClosed,
     ConnectionLost,
     McpError,
-    ProtocolVersionError,
     RequestTimeout,
-    RpcError,
 )
 from ..protocol._convert import to_wire
 from ._args import (
@@ -45,15 +43,27 @@ LOG_VERSION = "2025-11-25"
 
 def run(argv: Sequence[str]) -> int:
     """Run the command line ``argv``; returns the exit status, never raises."""
-    # Failures are printed below, once: the library's own warning of a lost connection
-    # would say the same thing a second time.
-    logging.getLogger("mcp_sync").addHandler(logging.NullHandler())
-    logging.getLogger("mcp_sync").propagate = False
     try:
         options, server = parse(argv)
     except UsageError as exc:
         fail(f"{exc} (see mcp-sync --help)")
         return EXIT_USAGE
+    except SystemExit as exc:  # --help, --version: printed already
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    # Failures are printed below, once: the library's own warning of a lost connection
+    # would say the same thing a second time. Put back after, for a caller in-process.
+    library = logging.getLogger("mcp_sync")
+    propagate, library.propagate = library.propagate, False
+    silence = logging.NullHandler()
+    library.addHandler(silence)
+    try:
+        return _run(options, server)
+    finally:
+        library.removeHandler(silence)
+        library.propagate = propagate
+
+
+def _run(options: argparse.Namespace, server: Sequence[str]) -> int:
     try:
         if options.command == "bridge":
             from ._bridge import bridge
@@ -72,13 +82,7 @@ def run(argv: Sequence[str]) -> int:
     except (ConnectionLost, ConnectionClosed) as exc:
         fail(f"lost the server: {exc}")
         return EXIT_CONNECTION
-    except ProtocolVersionError as exc:
-        fail(str(exc))
-        return EXIT_SERVER_ERROR
-    except RpcError as exc:
-        fail(str(exc))
-        return EXIT_SERVER_ERROR
-    except McpError as exc:
+    except McpError as exc:  # an error answered, a version refused, a call denied...
         fail(str(exc))
         return EXIT_SERVER_ERROR
     except OSError as exc:  # the server's program is missing, the URL refuses...
