@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import textwrap
 from pathlib import Path
 
@@ -109,11 +112,14 @@ def test_errors_are_one_line_and_an_exit_status(argv: list[str], status: int,
 
 
 def _on_pty(argv: list[str], *, until: bytes | None = None,
-            then: signal.Signals | None = None) -> tuple[int, bytes]:
+            then: signal.Signals | None = None,
+            env: dict[str, str] | None = None) -> tuple[int, bytes]:
     """Run the command with stdout and stderr on a terminal; what it wrote there."""
     primary, secondary = pty.openpty()
+    # A terminal of 80 columns, as a terminal window is (a new pty has none).
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=secondary,
-                               stderr=secondary)
+                               stderr=secondary, env=env)
     os.close(secondary)
     seen = b""
     try:
@@ -139,13 +145,33 @@ def _on_pty(argv: list[str], *, until: bytes | None = None,
 
 
 @pytest.mark.timeout(60)
-def test_progress_bar_on_a_terminal() -> None:
-    """Schema ProgressNotification: each report redraws one line on the terminal."""
+@pytest.mark.parametrize("drawer", ["tqdm", "plain"])
+def test_progress_bar_on_a_terminal(drawer: str, tmp_path: Path) -> None:
+    """Schema ProgressNotification: each report redraws one line on the terminal, by
+    tqdm when installed, else by the plain fallback."""
+    env = dict(os.environ)
+    if drawer == "tqdm":
+        pytest.importorskip("tqdm")
+    else:
+        hidden = tmp_path / "tqdm"
+        hidden.mkdir()
+        (hidden / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path),
+                                                          env.get("PYTHONPATH")]))
     status, seen = _on_pty([*CLI, "call", "long_running", "steps=30", "delay=0.02",
-                            "--", *EVERYTHING])
+                            "--", *EVERYTHING], env=env)
     assert status == 0, seen
     assert b"step 15 of 30" in seen and b"\r" in seen
+    assert (b"15/30" in seen) and ((b"[###############" in seen) == (drawer == "plain"))
     assert seen.rstrip().endswith(b"done")
+
+
+@pytest.mark.timeout(60)
+def test_no_progress_bar_in_a_pipe() -> None:
+    """The bar is drawn only on a terminal: a pipe gets the result alone."""
+    completed = _run("call", "long_running", "steps=5", "delay=0.01", "--", *EVERYTHING)
+    assert completed.returncode == 0
+    assert (completed.stdout, completed.stderr) == ("done\n", "")
 
 
 @pytest.mark.timeout(60)

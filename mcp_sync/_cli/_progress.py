@@ -46,8 +46,8 @@ class ProgressBar:
                 self._tqdm = tqdm(total=total, file=self._stream, leave=False,
                                   dynamic_ncols=True)
             if total is not None and self._tqdm.total != total:
-                self._tqdm.total = total
-            self._tqdm.n = progress
+                self._tqdm.total = _number(total)
+            self._tqdm.n = _number(progress)
             if message:
                 self._tqdm.set_description_str(message, refresh=False)
             self._tqdm.refresh()
@@ -68,6 +68,11 @@ class ProgressBar:
                     self._stream.flush()
             except (OSError, ValueError):
                 pass
+
+
+def _number(value: float) -> float:
+    """``3`` rather than ``3.0``: progress is mostly counted in whole steps."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _plain_line(progress: float, total: float | None, message: str | None) -> str:
