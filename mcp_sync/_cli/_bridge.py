@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import types
 from ..client import Client, ElicitationRequest
+from ..client._modern import LOCAL_IN_MODERN
 from ..engine._engine import IncomingRequest
 from ..errors import InternalError
 from ..protocol._elicitation import ElicitationResult
@@ -73,8 +74,8 @@ class BridgeServer(Server):
 
     def _forward(self, connection: ServerConnection, incoming: IncomingRequest
                  ) -> dict[str, Any] | None:
-        if incoming.method == "logging/setLevel":
-            HANDLERS["logging/setLevel"](connection, incoming)  # this client's own filter
+        if incoming.method in LOCAL_IN_MODERN:
+            return self._settle(connection, incoming)
         context = Context(connection, incoming)
         modern = incoming.scope is not None and incoming.method in INPUT_METHODS
         call = self._resume(context) if modern else None
@@ -117,6 +118,23 @@ class BridgeServer(Server):
             with self._calls_lock:
                 self._active.remove(call)
         return _plain(result)
+
+    def _settle(self, connection: ServerConnection, incoming: IncomingRequest
+                ) -> dict[str, Any]:
+        """A setting of the session (a log level, a subscription): kept for this client,
+        and made upstream too, where a client of the modern era keeps it itself."""
+        upstream = self._upstream
+        assert upstream is not None
+        method, params = incoming.method, incoming.params
+        if method == "logging/setLevel":
+            HANDLERS[method](connection, incoming)  # this client's own filter
+        elif method == "resources/subscribe":
+            connection.subscribe(str(params.get("uri")))
+        elif method == "resources/unsubscribe":
+            connection.unsubscribe(str(params.get("uri")))
+        upstream.send_request(method, {key: value for key, value in params.items()
+                                       if key != "_meta"} or None, timeout=self._timeout)
+        return {}
 
     def _resume(self, context: Context) -> UpstreamCall | None:
         with self._calls_lock:
