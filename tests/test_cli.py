@@ -255,9 +255,8 @@ def test_bridge_serves_a_stdio_server_over_http() -> None:
                                  sampling_handler=sampling,
                                  elicitation_handler=elicitation) as client:
                     assert client.protocol_version == version
-                    # LOGGING-3, RESOURCES-6: session settings pass through too.
+                    # LOGGING-3: a session setting passes through too.
                     client.set_logging_level("debug")
-                    client.subscribe_resource("static://hello")
                     answer = client.call_tool("sample", {"prompt": "the answer?"})
                     assert answer.content[0].text == "forty-two"  # type: ignore[union-attr]
                     greeting = client.call_tool("ask", {})
