@@ -55,6 +55,8 @@ def _common(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mcp-sync",
+        usage="mcp-sync [--json] [--timeout S] COMMAND ARGS "
+              "(-- SERVER COMMAND... | --url URL [--header K:V] [--oauth])",
         description="Talk to an MCP server from a shell. Give the server's command after "
                     "'--' (it is started over stdio), or --url for a Streamable HTTP server.",
         epilog="Exit status: 0 ok, 1 the server answered with an error, 2 bad usage, "
@@ -67,7 +69,9 @@ def _parser() -> argparse.ArgumentParser:
 
     def add(name: str, **options: Any) -> argparse.ArgumentParser:
         # The common options may come after the command too: mcp-sync tools --json ...
-        made: argparse.ArgumentParser = commands.add_parser(name, parents=[shared], **options)
+        made: argparse.ArgumentParser = commands.add_parser(
+            name, parents=[shared], prog=f"mcp-sync {name}",
+            epilog="Then the server: -- SERVER COMMAND... or --url URL.", **options)
         return made
 
     add("info", help="the server's name, version, protocol and capabilities")
