@@ -104,7 +104,7 @@ def test_the_cli_prints_the_exit_status_and_stderr(capsys: pytest.CaptureFixture
                                                    tmp_path: Path) -> None:
     script = tmp_path / "fails.py"
     script.write_text("raise ImportError('no module named mcp_sync_extra')\n")
-    assert main(["tools", "--", sys.executable, str(script)]) == 2
+    assert main(["tools", "--", sys.executable, str(script)]) == 3  # the server went away
     printed = capsys.readouterr().err
     assert "exited with status 1" in printed
     assert "ImportError: no module named mcp_sync_extra" in printed
@@ -117,6 +117,6 @@ def test_the_cli_says_a_lost_server_once(tmp_path: Path) -> None:
     script.write_text("import sys\nprint('boom happened', file=sys.stderr)\nsys.exit(3)\n")
     done = subprocess.run([sys.executable, "-m", "mcp_sync", "ping", "--", sys.executable,
                            str(script)], capture_output=True, text=True, timeout=30)
-    assert done.returncode == 2
+    assert done.returncode == 3  # the server went away
     assert done.stderr.count("exited with status 3") == 1, done.stderr
     assert "boom happened" in done.stderr
