@@ -15,7 +15,7 @@ from mcp_sync import __version__  # noqa: E402  (the path above makes a clone im
 
 project = "mcp_sync"
 author = "the mcp_sync authors"
-copyright = "the mcp_sync authors"  # noqa: A001  (the name Sphinx reads)
+copyright = "the mcp_sync authors"
 release = __version__
 version = ".".join(__version__.split(".")[:2])
 

@@ -3,7 +3,8 @@
 The convention, also described in docs/development.md:
 
 * Each block runs as ``python block.py`` in a fresh interpreter (its stdin one empty
-  line, as if the user pressed Enter; under a timeout), in a scratch folder shared by the blocks of one page, in page order.
+  line, as if the user pressed Enter; under a timeout), in a scratch folder shared by
+  the blocks of one page, in page order.
 * A block whose first line is ``# file: NAME`` is also saved as ``NAME`` in that folder
   before it runs, so later blocks of the page can start it (``python server.py``) or
   import it. A server script run on its own reads that line, then end-of-file, and exits.
