@@ -474,3 +474,16 @@ def test_cancelling_a_modern_async_call_cancels_its_request_at_the_server() -> N
     server.finish()
     assert seen["cancel"]["method"] == "notifications/cancelled"
     assert seen["cancel"]["params"]["requestId"] == seen["call"]["id"]
+
+
+def test_a_legacy_client_leaves_no_verdict_for_a_modern_one(tmp_path: Path) -> None:
+    """A client configured for legacy versions only never asks server/discover, so what
+    it found says nothing of the server's era: a later default client of the same server
+    still probes and speaks the modern era, and a modern-only one is not refused."""
+    command = [sys.executable, str(EXAMPLES / "everything_server.py")]
+    with Client.stdio(command, supported_versions=("2025-11-25",), timeout=20) as client:
+        assert client.era == "legacy"
+    with Client.stdio(command, timeout=20) as client:
+        assert client.era == "modern"
+    with Client.stdio(command, supported_versions=("2026-07-28",), timeout=20) as client:
+        assert client.era == "modern"

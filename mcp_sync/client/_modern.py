@@ -240,7 +240,7 @@ class ModernEra:
         """Settle the era on a new connection and make it ready (see ``_eras``)."""
         legacy, modern = self._versions, self._modern_versions
         verdict = ERA_CACHE.get(self._era_key)
-        if modern and verdict != "legacy":
+        if modern and (verdict != "legacy" or not legacy):
             wait = timeout if verdict == "modern" else min(timeout, self._probe_timeout)
             found = self._discover(engine, wait)
             if found is not None:
@@ -259,14 +259,14 @@ class ModernEra:
                 raise
             if not modern:
                 raise modern_only(refusal, legacy, modern) from refusal
-            # The server settled on the modern era after all (a cached verdict gone
-            # stale, or a probe that timed out on a slow start): ask it properly.
+            # Modern after all (a stale verdict, a probe cut short): ask it properly.
             found = self._discover(engine, timeout)
             if found is None:
                 raise
             self._adopt(engine, found)
             return
-        ERA_CACHE.remember(self._era_key, "legacy")
+        if modern:  # a verdict only where the server was asked (a legacy client never asks)
+            ERA_CACHE.remember(self._era_key, "legacy")
 
     def _discover(self, engine: Engine, timeout: float) -> types.InitializeResult | None:
         """``server/discover``: what it found, or None when the server is legacy."""
