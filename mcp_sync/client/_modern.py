@@ -95,10 +95,6 @@ class Listening:
         self.acknowledged = threading.Event()
 
 
-#: The states of a Future that can no longer take a result.
-_SETTLED = frozenset({"CANCELLED", "CANCELLED_AND_NOTIFIED", "FINISHED"})
-
-
 class RoundsFuture(Future[dict[str, Any]]):
     """The Future of a modern call, across its input-required rounds.
 
@@ -146,9 +142,7 @@ class RoundsFuture(Future[dict[str, Any]]):
             engine.cancel(self, "cancelled by the client")
 
     def set_result(self, result: dict[str, Any]) -> None:
-        # Read without the Future's lock, as done() would take it for every answer: a
-        # call cancelled meanwhile is refused by super().set_result all the same.
-        if self._state in _SETTLED:
+        if self.done():
             super().set_result(result)  # refused (InvalidStateError), as ever
             return
         try:
